@@ -1,0 +1,27 @@
+"""Shared fixtures: x64 mode toggled for one test (and restored), and the oracle kept in step."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("YAX_PLATFORM", "cpu")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+import yax  # noqa: E402
+
+
+@pytest.fixture
+def x64():
+    """Run the test with 64-bit types enabled in yax (and in the jax oracle), then restore."""
+    import jax
+    old, old_jax = yax.config.enable_x64, jax.config.jax_enable_x64
+    yax.config.update("enable_x64", True)
+    jax.config.update("jax_enable_x64", True)
+    try:
+        yield
+    finally:
+        yax.config.update("enable_x64", old)
+        jax.config.update("jax_enable_x64", old_jax)

@@ -1,0 +1,54 @@
+"""Shared test helpers: run a yax function eagerly and under jit and compare with a reference."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import yax
+from yax.core import dtypes
+
+FLOAT_DTYPES = [np.float32, np.float64]
+INT_DTYPES = [np.int32, np.int64, np.uint8, np.uint32, np.int8]
+ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES + [np.bool_, np.float16]
+
+
+def tol_for(dtype) -> float:
+    dtype = np.dtype(dtype)
+    return {np.dtype(np.float16): 1e-2, np.dtype(dtypes.bfloat16): 5e-2,
+            np.dtype(np.float32): 1e-5, np.dtype(np.complex64): 1e-5}.get(dtype, 1e-12)
+
+
+def to_yax(x):
+    """NumPy data (or pytrees of it) to yax Arrays."""
+    return yax.device_put(x)
+
+
+def assert_close(got, want, rtol=None, atol=None, check_dtype=True):
+    got_np = np.asarray(got)
+    want_np = np.asarray(want)
+    assert got_np.shape == want_np.shape, f"shape {got_np.shape} != {want_np.shape}"
+    if check_dtype:
+        assert got_np.dtype == want_np.dtype, f"dtype {got_np.dtype} != {want_np.dtype}"
+    if got_np.dtype.kind in "biu" or got_np.dtype == np.bool_:
+        np.testing.assert_array_equal(got_np, want_np)
+        return
+    tol = tol_for(want_np.dtype)
+    np.testing.assert_allclose(got_np.astype(np.float64) if got_np.dtype.kind != "c" else got_np,
+                               want_np.astype(np.float64) if want_np.dtype.kind != "c" else want_np,
+                               rtol=tol if rtol is None else rtol,
+                               atol=tol if atol is None else atol, equal_nan=True)
+
+
+def check_eager_and_jit(fun, args, want, *, rtol=None, atol=None, check_dtype=True):
+    """`fun(*args)` eagerly and under `yax.jit` both match `want`, and each other exactly
+    up to floating-point reassociation."""
+    yargs = [to_yax(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in args]
+    eager_out = fun(*yargs)
+    jit_out = yax.jit(fun)(*yargs)
+    for out in (eager_out, jit_out):
+        leaves_got = yax.tree_util.tree_leaves(out)
+        leaves_want = yax.tree_util.tree_leaves(want)
+        assert len(leaves_got) == len(leaves_want)
+        for g, w in zip(leaves_got, leaves_want):
+            assert_close(g, w, rtol=rtol, atol=atol, check_dtype=check_dtype)
+    return eager_out, jit_out

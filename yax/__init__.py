@@ -1,0 +1,25 @@
+"""yax: composable transformations of numerical Python functions (a JAX-style system).
+
+    import yax
+    import yax.numpy as jnp
+    f = yax.jit(lambda x: jnp.sin(x) * 2)
+"""
+
+import sys as _sys
+
+from yax import errors  # noqa: F401
+from yax.config import config  # noqa: F401
+from yax.interpreters import eager as _eager  # noqa: F401  (installs the eager trace)
+from yax import lax_like as lax  # noqa: E402
+
+_sys.modules["yax.lax"] = lax
+
+from yax import numpy  # noqa: E402,F401
+from yax import tree_util  # noqa: E402,F401
+from yax.runtime.array import Array  # noqa: E402,F401
+from yax.transforms.api import (  # noqa: E402,F401
+    block_until_ready, device_get, device_put, devices, default_backend, eval_shape)
+from yax.transforms.jit import jit  # noqa: E402,F401
+from yax.transforms.make_jaxpr import make_jaxpr  # noqa: E402,F401
+
+__version__ = "0.1.0"

@@ -1,0 +1,89 @@
+"""Abstract values: what a transformation knows about a value without its data."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from yax.core import dtypes
+
+_SHORT_NAMES = {
+    "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bfloat16": "bf16",
+    "float16": "f16", "float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128",
+}
+
+
+def short_dtype_name(dt) -> str:
+    return _SHORT_NAMES.get(np.dtype(dt).name, np.dtype(dt).name)
+
+
+class ShapedArray:
+    """An array's shape, dtype and weak type (weak: born from a Python scalar)."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self._hash = hash((self.shape, self.dtype, self.weak_type))
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: math.prod(self.shape))
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapedArray) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return self._hash
+
+    def strip_weak_type(self) -> ShapedArray:
+        return ShapedArray(self.shape, self.dtype) if self.weak_type else self
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def str_short(self) -> str:
+        dims = ",".join(str(d) for d in self.shape)
+        return f"{short_dtype_name(self.dtype)}[{dims}]"
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+
+def aval_of_value(x) -> ShapedArray:
+    """The aval of a concrete value: Array, numpy array/scalar, or Python scalar."""
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval
+    if isinstance(x, (bool, int, float, complex)):
+        dt, weak = dtypes.scalar_type_of(x)
+        return ShapedArray((), dtypes.canonicalize(dt), weak)
+    arr = np.asarray(x)
+    return ShapedArray(arr.shape, dtypes.canonicalize(arr.dtype))
+
+
+class TypedScalar:
+    """A Python scalar already given a dtype (and weak type) by a lax wrapper.
+
+    Staging writes it inline as a literal; eager evaluation turns it into a 0-d Array.
+    """
+
+    __slots__ = ("value", "aval")
+
+    def __init__(self, value, dtype, weak_type: bool = True):
+        self.value = np.asarray(value, dtype=dtype)
+        self.aval = ShapedArray((), dtype, weak_type)
+
+    def __repr__(self):
+        return f"TypedScalar({self.value!r}, weak_type={self.aval.weak_type})"

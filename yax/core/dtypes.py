@@ -1,0 +1,193 @@
+"""Dtypes: the supported set, canonicalisation under the x64 flag, and JAX's promotion lattice.
+
+Weak types: a value born from a Python scalar is "weakly typed" and gives way to the dtype of the
+other operand (`x_f16 * 2.0` stays float16). The lattice nodes `i*`, `f*`, `c*` stand for the
+weak integer, float and complex types.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import ml_dtypes
+import numpy as np
+
+from yax.config import config
+
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
+
+SUPPORTED = frozenset([bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                       bfloat16, float16, float32, float64, complex64, complex128])
+
+_TO_32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
+
+
+def dtype(x) -> np.dtype:
+    """The numpy dtype of a dtype-like or of a value (Python scalars give the default types)."""
+    if isinstance(x, bool):
+        return bool_
+    if isinstance(x, int):
+        return default_int()
+    if isinstance(x, float):
+        return default_float()
+    if isinstance(x, complex):
+        return default_complex()
+    if isinstance(x, type) and x in (float, int, complex, bool):
+        return {float: default_float, int: default_int, complex: default_complex,
+                bool: lambda: bool_}[x]()
+    if hasattr(x, "dtype") and not isinstance(x, type):
+        return np.dtype(x.dtype)
+    return np.dtype(x)
+
+
+def default_int() -> np.dtype:
+    return int64 if config.enable_x64 else int32
+
+
+def default_uint() -> np.dtype:
+    return uint64 if config.enable_x64 else uint32
+
+
+def default_float() -> np.dtype:
+    return float64 if config.enable_x64 else float32
+
+
+def default_complex() -> np.dtype:
+    return complex128 if config.enable_x64 else complex64
+
+
+_warned_truncation: set = set()
+
+
+def canonicalize(dt, *, warn: bool = False) -> np.dtype:
+    """Map 64-bit dtypes to 32-bit ones when x64 is off (warning once per dtype if asked)."""
+    dt = np.dtype(dt)
+    if dt not in SUPPORTED:
+        raise TypeError(f"yax does not support dtype {dt}; supported: "
+                        f"{', '.join(sorted(str(d) for d in SUPPORTED))}")
+    if config.enable_x64 or dt not in _TO_32:
+        return dt
+    narrow = _TO_32[dt]
+    if warn and dt not in _warned_truncation:
+        _warned_truncation.add(dt)
+        warnings.warn(f"a {dt} input was truncated to {narrow} because 64-bit mode is off; call "
+                      f"yax.config.update('enable_x64', True) (or set YAX_ENABLE_X64=1) to keep "
+                      f"{dt}.", UserWarning, stacklevel=3)
+    return narrow
+
+
+def is_float(dt) -> bool:
+    return np.issubdtype(np.dtype(dt), np.floating) or np.dtype(dt) == bfloat16
+
+
+def is_complex(dt) -> bool:
+    return np.issubdtype(np.dtype(dt), np.complexfloating)
+
+
+def is_inexact(dt) -> bool:
+    return is_float(dt) or is_complex(dt)
+
+
+def is_int(dt) -> bool:
+    return np.issubdtype(np.dtype(dt), np.integer)
+
+
+def is_signed_int(dt) -> bool:
+    return np.issubdtype(np.dtype(dt), np.signedinteger)
+
+
+def is_unsigned_int(dt) -> bool:
+    return np.issubdtype(np.dtype(dt), np.unsignedinteger)
+
+
+def is_bool(dt) -> bool:
+    return np.dtype(dt) == bool_
+
+
+def finfo(dt):
+    return ml_dtypes.finfo(dt) if np.dtype(dt) == bfloat16 else np.finfo(dt)
+
+
+def iinfo(dt):
+    return np.iinfo(dt)
+
+
+# --- the promotion lattice ---------------------------------------------------------------------
+# Edges point from a type to the types it promotes to directly (JAX's type promotion lattice).
+_WEAK_I, _WEAK_F, _WEAK_C = "i*", "f*", "c*"
+_LATTICE = {
+    bool_: [_WEAK_I],
+    _WEAK_I: [uint8, int8],
+    uint8: [uint16, int16], uint16: [uint32, int32], uint32: [uint64, int64], uint64: [_WEAK_F],
+    int8: [int16], int16: [int32], int32: [int64], int64: [_WEAK_F],
+    _WEAK_F: [float16, bfloat16, _WEAK_C],
+    float16: [float32], bfloat16: [float32], float32: [float64, complex64], float64: [complex128],
+    _WEAK_C: [complex64], complex64: [complex128], complex128: [],
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _upper_bounds(node) -> frozenset:
+    result = {node}
+    for nxt in _LATTICE[node]:
+        result |= _upper_bounds(nxt)
+    return frozenset(result)
+
+
+def _node(dt, weak: bool):
+    if not weak:
+        return dt
+    if is_bool(dt):
+        return bool_
+    if is_int(dt):
+        return _WEAK_I
+    if is_float(dt):
+        return _WEAK_F
+    return _WEAK_C
+
+
+@functools.lru_cache(maxsize=4096)
+def _join(nodes: tuple):
+    common = functools.reduce(lambda a, b: a & b, (_upper_bounds(n) for n in nodes))
+    # The least upper bound is the common bound below every other one.
+    for cand in common:
+        if all(other in _upper_bounds(cand) for other in common):
+            return cand
+    raise TypeError(f"no common dtype for {nodes}")
+
+
+def result_type(*dtypes_and_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
+    """Promote (dtype, weak_type) pairs; returns the canonical result dtype and its weakness."""
+    if not dtypes_and_weak:
+        raise TypeError("result_type needs at least one input")
+    joined = _join(tuple(_node(np.dtype(d), w) for d, w in dtypes_and_weak))
+    if joined == _WEAK_I:
+        return canonicalize(default_int()), True
+    if joined == _WEAK_F:
+        return canonicalize(default_float()), True
+    if joined == _WEAK_C:
+        return canonicalize(default_complex()), True
+    return canonicalize(joined), False
+
+
+def promote_types(a, b) -> np.dtype:
+    """NumPy-style `promote_types` on JAX's lattice (both types strong)."""
+    return result_type((dtype(a), False), (dtype(b), False))[0]
+
+
+def scalar_type_of(x) -> tuple[np.dtype, bool]:
+    """The (dtype, weak) of a Python scalar, numpy value, Array or tracer."""
+    if isinstance(x, bool):
+        return bool_, False
+    if isinstance(x, (int, float, complex)):
+        return dtype(type(x)), True
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval.dtype, aval.weak_type
+    return canonicalize(np.result_type(x)), False

@@ -1,0 +1,164 @@
+"""The trace machinery: the current trace, tracers, and `bind`.
+
+The innermost active transformation is held in a context variable (not a global stack). Each
+trace knows its parent (the trace that was current when it started) and its depth `level`.
+`bind` hands a primitive application to the current trace; the trace's rule runs with the parent
+set as current, so any primitive the rule binds goes one level out. A value that is not one of a
+trace's own tracers comes from further out and is treated as a constant by that trace.
+A trace is marked dead when its transformation ends; touching one of its tracers afterwards is an
+`UnexpectedTracerError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+
+from yax import errors
+
+
+class Trace:
+    """Base of all traces. Subclasses implement `process_primitive(prim, args, params)`."""
+
+    name = "trace"
+
+    def __init__(self, parent: Trace | None):
+        self.parent = parent
+        self.level = 0 if parent is None else parent.level + 1
+        self.alive = True
+
+    def process_primitive(self, primitive, args, params) -> list:
+        raise NotImplementedError
+
+    def check_foreign(self, x: Tracer) -> None:
+        """A tracer that is not ours must belong to an enclosing, still active trace."""
+        trace = x._trace
+        if not trace.alive:
+            raise errors.UnexpectedTracerError(_leak_message(x))
+        if trace.level >= self.level:
+            raise errors.UnexpectedTracerError(
+                f"a tracer of an unrelated {trace.name} transformation ({x.aval.str_short()}) "
+                f"reached a {self.name} transformation. {_LEAK_ADVICE}")
+
+    def __repr__(self):
+        return f"{type(self).__name__}(level={self.level})"
+
+
+_LEAK_ADVICE = ("Traced values must not be stored outside the transformed function (in globals, "
+                "attributes or closures that outlive it); return them as outputs instead.")
+
+
+def _leak_message(x: Tracer) -> str:
+    where = x.source
+    made = f" It was created at {errors.format_location(where)}." if where else ""
+    return (f"a tracer ({x.aval.str_short()}) from a {x._trace.name} transformation that has "
+            f"already finished was used.{made} {_LEAK_ADVICE}")
+
+
+class Tracer:
+    """A stand-in for a value inside a transformation. Operators are installed by yax.numpy."""
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+
+    @property
+    def aval(self):
+        raise NotImplementedError
+
+    @property
+    def source(self):
+        return None
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of an unsized (0-d) traced value")
+        return self.aval.shape[0]
+
+    def to_concrete(self):
+        """The concrete value behind this tracer, or a ConcretizationError."""
+        raise errors.ConcretizationError(self._concretization_message("a concrete value"))
+
+    def _concretization_message(self, what: str) -> str:
+        loc = errors.user_location()
+        return (f"a traced value {self.aval.str_short()} was used where {what} is needed, inside "
+                f"a {self._trace.name} transformation, so its value is not known yet. "
+                f"{errors.concretization_hint(loc)}")
+
+    def __bool__(self):
+        if not self._trace.alive:
+            raise errors.UnexpectedTracerError(_leak_message(self))
+        value = self.to_concrete_or_none()
+        if value is None:
+            raise errors.TracerBoolConversionError(
+                self._concretization_message("a Python bool (an `if`, `while`, `and`/`or` or "
+                                             "`assert`)"))
+        return bool(value)
+
+    def to_concrete_or_none(self):
+        return None
+
+    def _concrete_scalar(self, kind: str, convert):
+        value = self.to_concrete_or_none()
+        if value is None:
+            raise errors.TracerIntegerConversionError(self._concretization_message(kind))
+        return convert(value)
+
+    def __index__(self):
+        return self._concrete_scalar("a Python int (an index, size or range bound)", int)
+
+    def __int__(self):
+        return self._concrete_scalar("a Python int", int)
+
+    def __float__(self):
+        return self._concrete_scalar("a Python float", float)
+
+    def __complex__(self):
+        return self._concrete_scalar("a Python complex", complex)
+
+    def __array__(self, dtype=None, copy=None):
+        raise errors.ConcretizationError(self._concretization_message(
+            "a NumPy array (np.asarray or a NumPy function)"))
+
+    def __hash__(self):
+        raise TypeError(f"a traced value {self.aval.str_short()} is not hashable; to use it as a "
+                        f"static argument of jit it must be a concrete Python value")
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d traced value")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+
+
+_current: contextvars.ContextVar[Trace] = contextvars.ContextVar("yax_current_trace")
+
+
+def current_trace() -> Trace:
+    return _current.get()
+
+
+def set_eval_trace(trace: Trace) -> None:
+    _current.set(trace)
+
+
+@contextlib.contextmanager
+def use_trace(trace: Trace):
+    token = _current.set(trace)
+    try:
+        yield trace
+    finally:
+        _current.reset(token)
+
+
+def bind(primitive, *args, **params):
+    """Apply `primitive` to `args` under the innermost active transformation."""
+    outs = _current.get().process_primitive(primitive, args, params)
+    return outs if primitive.multiple_results else outs[0]

@@ -1,0 +1,110 @@
+"""Every error yax raises at a user.
+
+Each error names the user's own source line (frames inside yax are skipped) and says what to do.
+`assert` is kept for internal invariants only.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+
+_YAX_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _is_internal(filename: str) -> bool:
+    return filename.startswith(_YAX_DIR) or filename.startswith("<frozen")
+
+
+def user_frame(skip: int = 1):
+    """The innermost frame outside yax (and outside the standard library's contextlib/functools)."""
+    frame = sys._getframe(skip)
+    while frame is not None and (_is_internal(frame.f_code.co_filename)
+                                 or "contextlib" in frame.f_code.co_filename
+                                 or "functools" in frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def user_location() -> tuple[str, int, str] | None:
+    frame = user_frame(2)
+    if frame is None:
+        return None
+    return (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+
+
+def format_location(loc) -> str:
+    if loc is None:
+        return "<unknown location>"
+    filename, lineno, fn = loc
+    text = linecache.getline(filename, lineno).strip()
+    where = f"{filename}:{lineno} ({fn})"
+    return f"{where}\n    {text}" if text else where
+
+
+class YaxError(Exception):
+    """Base class of the errors yax raises on misuse. The message names the user's source line."""
+
+    def __init__(self, message: str, location=None):
+        self.location = location if location is not None else user_location()
+        self.bare_message = message
+        super().__init__(f"{message}\n  at {format_location(self.location)}")
+
+
+class ShapeError(YaxError, ValueError):
+    """Shapes of operands do not fit the operation."""
+
+
+class DTypeError(YaxError, TypeError):
+    """Dtypes of operands do not fit the operation."""
+
+
+class ConcretizationError(YaxError, TypeError):
+    """A traced value was needed as a concrete Python value (bool, int, index, shape)."""
+
+
+class TracerBoolConversionError(ConcretizationError):
+    """`bool()` of a traced value, usually a Python `if` or `while` on it."""
+
+
+class TracerIntegerConversionError(ConcretizationError):
+    """`int()`/`__index__` of a traced value."""
+
+
+class UnexpectedTracerError(YaxError):
+    """A tracer was used after the transformation that made it had finished (a leaked tracer)."""
+
+
+class StaticArgumentError(YaxError, ValueError):
+    """A static argument to `jit` is unhashable or otherwise unusable."""
+
+
+class InputMismatchError(YaxError, TypeError):
+    """A compiled executable was called with arguments whose shapes or dtypes differ from its own."""
+
+
+class NotImplementedRuleError(YaxError, NotImplementedError):
+    """A primitive has no rule for a transformation yet."""
+
+
+def concretization_hint(location) -> str:
+    """Suggest the `lax` construct that matches the Python statement on the user's line."""
+    text = ""
+    if location is not None:
+        text = linecache.getline(location[0], location[1]).strip()
+    if text.startswith(("if ", "elif ")) or " if " in text:
+        return ("Python `if` cannot branch on a traced value. Use `yax.lax.cond(pred, true_fun, "
+                "false_fun, *operands)` or `yax.numpy.where(pred, x, y)` to select, or mark the "
+                "argument static with `jit(..., static_argnums=...)`.")
+    if text.startswith("while "):
+        return ("Python `while` cannot test a traced value. Use `yax.lax.while_loop(cond_fun, "
+                "body_fun, init)`, or mark the argument static with `static_argnums`.")
+    if text.startswith("for ") and "range(" in text:
+        return ("`range()` needs a concrete bound. Use `yax.lax.fori_loop(lower, upper, body, "
+                "init)`, or mark the bound static with `static_argnums`.")
+    if text.startswith("assert "):
+        return ("`assert` on a traced value cannot be checked at trace time; check it outside "
+                "`jit` or mark the argument static with `static_argnums`.")
+    return ("Use `yax.lax.cond`/`yax.lax.while_loop`/`yax.numpy.where` to keep the decision in "
+            "the program, or mark the argument static with `jit(..., static_argnums=...)`.")

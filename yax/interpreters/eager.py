@@ -1,0 +1,102 @@
+"""Eager evaluation: apply one primitive to concrete Arrays right away.
+
+Each primitive application is lowered on its own (the same lowering rule `jit` uses), compiled once
+per (primitive, params, input avals, platform) and cached, then executed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax import errors
+from yax.config import config
+from yax.core import dtypes
+from yax.core.avals import ShapedArray, TypedScalar
+from yax.core.ir import Eqn, Jaxpr, Var
+from yax.core.trace import Trace, Tracer, set_eval_trace
+from yax.interpreters import lowering
+from yax.runtime import backend, executable, transfer
+from yax.runtime.array import Array
+
+
+class EvalTrace(Trace):
+    name = "eager"
+
+    def process_primitive(self, primitive, args, params) -> list:
+        arrays = [x if type(x) is Array else self._to_array(x) for x in args]
+        if primitive.impl is not None:
+            return primitive.impl(*arrays, **params)
+        return apply_primitive(primitive, arrays, params)
+
+    def _to_array(self, x) -> Array:
+        if isinstance(x, Tracer):
+            self.check_foreign(x)
+        return to_array(x)
+
+
+EVAL_TRACE = EvalTrace(None)
+set_eval_trace(EVAL_TRACE)
+
+
+_scalar_arrays: dict = {}
+
+
+def to_array(x) -> Array:
+    if isinstance(x, Array):
+        return x
+    if type(x) is TypedScalar:
+        # small cache: loops that reuse the same constants skip the host-to-device copy
+        key = (x.value.tobytes(), x.aval)
+        hit = _scalar_arrays.get(key)
+        if hit is None:
+            if len(_scalar_arrays) > 4096:
+                _scalar_arrays.clear()
+            hit = _scalar_arrays[key] = array_from_numpy(x.value, weak_type=x.aval.weak_type)
+        return hit
+    if isinstance(x, Tracer):
+        raise errors.UnexpectedTracerError(
+            f"a traced value {x.aval.str_short()} cannot become a concrete Array here")
+    if isinstance(x, (bool, int, float, complex)):
+        dt, weak = dtypes.scalar_type_of(x)
+        return array_from_numpy(np.asarray(x, dtype=dtypes.canonicalize(dt)), weak_type=weak)
+    return array_from_numpy(np.asarray(x))
+
+
+def array_from_numpy(value, *, weak_type: bool = False, device=None) -> Array:
+    """Copy NumPy data to the device (narrowing 64-bit types when x64 is off, with a warning)."""
+    value = np.asarray(value)
+    dt = dtypes.canonicalize(value.dtype, warn=True)
+    if dt != value.dtype:
+        value = value.astype(dt)
+    device = device or backend.default_device()
+    return Array(transfer.device_put(value, device), ShapedArray(value.shape, dt, weak_type))
+
+
+_exec_cache: dict = {}
+
+
+def apply_primitive(primitive, arrays: list, params: dict) -> list:
+    avals = tuple(a.aval for a in arrays)
+    try:
+        key = (primitive, tuple(params.items()), avals, config.platform)
+        hit = _exec_cache.get(key)
+    except TypeError:  # unhashable params (should not happen): compile without caching
+        key, hit = None, None
+    if hit is None:
+        hit = _compile_primitive(primitive, avals, params)
+        if key is not None:
+            _exec_cache[key] = hit
+    exe, out_avals = hit
+    bufs = exe([a.buffer for a in arrays])
+    return [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
+
+
+def _compile_primitive(primitive, avals, params):
+    out_avals = primitive.out_avals(list(avals), params)
+    invars = [Var(a) for a in avals]
+    outvars = [Var(a) for a in out_avals]
+    jaxpr = Jaxpr([], invars, [Eqn(primitive, invars, params, outvars, None)], outvars)
+    platform = backend.platform()
+    mctx = lowering.lower_module(jaxpr, platform=platform)
+    exe = executable.compile_module(mctx.module, avals, out_avals, platform=platform)
+    return exe, out_avals

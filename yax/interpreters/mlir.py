@@ -1,0 +1,116 @@
+"""Helpers for building StableHLO with jaxlib's MLIR bindings: contexts, types, constants.
+
+Every jaxlib.mlir detail that lowering rules share lives here, so a jaxlib upgrade touches one
+place. Rules import `hlo` and the helpers below.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+from jaxlib.mlir.dialects import chlo, func  # noqa: F401  (re-exported for rules)
+from jaxlib.mlir.dialects import stablehlo as hlo  # noqa: F401
+
+from yax.core import dtypes
+
+
+def make_context() -> ir.Context:
+    ctx = ir.Context()
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    ctx.append_dialect_registry(registry)
+    ctx.load_all_available_dialects()
+    hlo.register_dialect(ctx)
+    chlo.register_dialect(ctx)
+    return ctx
+
+
+_ELEMENT_TYPES = {
+    dtypes.bool_: lambda: ir.IntegerType.get_signless(1),
+    dtypes.int8: lambda: ir.IntegerType.get_signless(8),
+    dtypes.int16: lambda: ir.IntegerType.get_signless(16),
+    dtypes.int32: lambda: ir.IntegerType.get_signless(32),
+    dtypes.int64: lambda: ir.IntegerType.get_signless(64),
+    dtypes.uint8: lambda: ir.IntegerType.get_unsigned(8),
+    dtypes.uint16: lambda: ir.IntegerType.get_unsigned(16),
+    dtypes.uint32: lambda: ir.IntegerType.get_unsigned(32),
+    dtypes.uint64: lambda: ir.IntegerType.get_unsigned(64),
+    dtypes.bfloat16: lambda: ir.BF16Type.get(),
+    dtypes.float16: lambda: ir.F16Type.get(),
+    dtypes.float32: lambda: ir.F32Type.get(),
+    dtypes.float64: lambda: ir.F64Type.get(),
+    dtypes.complex64: lambda: ir.ComplexType.get(ir.F32Type.get()),
+    dtypes.complex128: lambda: ir.ComplexType.get(ir.F64Type.get()),
+}
+
+
+def element_type(dtype) -> ir.Type:
+    return _ELEMENT_TYPES[np.dtype(dtype)]()
+
+
+def tensor_type(shape, dtype) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(list(shape), element_type(dtype))
+
+
+def aval_type(aval) -> ir.RankedTensorType:
+    return tensor_type(aval.shape, aval.dtype)
+
+
+def constant(value, dtype=None) -> ir.Value:
+    """A StableHLO constant holding `value` (a NumPy array or scalar), as `dtype`."""
+    value = np.asarray(value, dtype=dtype)
+    etype = element_type(value.dtype)
+    ttype = ir.RankedTensorType.get(list(value.shape), etype)
+    if value.size > 1 and np.all(value == value.flat[0]):
+        # splat: one element, so large constant fills stay small in the module
+        attr = ir.DenseElementsAttr.get_splat(
+            ttype, ir.DenseElementsAttr.get(np.ascontiguousarray(value.reshape(-1)[:1]),
+                                            type=etype, shape=[]).get_splat_value())
+    elif value.dtype == np.bool_:
+        attr = ir.DenseElementsAttr.get(np.packbits(np.ascontiguousarray(value), axis=None,
+                                                    bitorder="little"),
+                                        type=etype, shape=list(value.shape))
+    else:
+        attr = ir.DenseElementsAttr.get(np.ascontiguousarray(value), type=etype,
+                                        shape=list(value.shape))
+    return hlo.constant(attr)
+
+
+def full_like_aval(value, aval) -> ir.Value:
+    """A constant of `aval`'s shape and dtype filled with `value`."""
+    return constant(np.full(aval.shape, value, dtype=aval.dtype))
+
+
+def dense_i64(values) -> ir.DenseI64ArrayAttr:
+    return ir.DenseI64ArrayAttr.get([int(v) for v in values])
+
+
+def dense_bool(values) -> ir.DenseBoolArrayAttr:
+    return ir.DenseBoolArrayAttr.get([bool(v) for v in values])
+
+
+def i64_elements(values) -> ir.DenseIntElementsAttr:
+    return ir.DenseIntElementsAttr.get(np.asarray(values, dtype=np.int64))
+
+
+def convert(value: ir.Value, aval_in, aval_out) -> ir.Value:
+    if np.dtype(aval_in.dtype) == np.dtype(aval_out.dtype):
+        return value
+    return hlo.convert(aval_type(aval_out), value)
+
+
+def broadcast_to(value: ir.Value, aval_in, shape, dtype=None) -> ir.Value:
+    """Broadcast a value whose aval is `aval_in` to `shape` (numpy rules, trailing alignment)."""
+    if tuple(aval_in.shape) == tuple(shape):
+        return value
+    offset = len(shape) - len(aval_in.shape)
+    dims = list(range(offset, len(shape)))
+    return hlo.broadcast_in_dim(tensor_type(shape, dtype or aval_in.dtype), value, dense_i64(dims))
+
+
+def scalar_region(op, dtype, n_args: int, ret_types=None):
+    """Append a block with `n_args` rank-0 `dtype` arguments to `op`'s first region."""
+    scalar = tensor_type((), dtype)
+    block = op.regions[0].blocks.append(*([scalar] * n_args))
+    return block

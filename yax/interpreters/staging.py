@@ -1,0 +1,155 @@
+"""Staging: record primitive applications into a jaxpr instead of running them.
+
+Used by `jit`, `make_jaxpr` and (later) control-flow bodies, custom derivatives and checkpoint.
+Values that are not this trace's own tracers (concrete Arrays, NumPy data, tracers of enclosing
+transformations) become constvars; Python and NumPy scalars become inline literals.
+"""
+
+from __future__ import annotations
+
+import collections
+import warnings
+
+import numpy as np
+
+from yax import errors
+from yax.config import config
+from yax.core import dtypes
+from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
+from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, SourceInfo, Var
+from yax.core.trace import Trace, Tracer, current_trace, use_trace
+
+
+class StagingTracer(Tracer):
+    __slots__ = ("var", "_source")
+
+    def __init__(self, trace, var: Var, source=None):
+        self._trace = trace
+        self.var = var
+        self._source = source
+
+    @property
+    def aval(self):
+        return self.var.aval
+
+    @property
+    def source(self):
+        return self._source
+
+
+def _source_info() -> SourceInfo | None:
+    loc = errors.user_location()
+    return SourceInfo(*loc) if loc is not None else None
+
+
+class StagingTrace(Trace):
+    name = "staging (jit/make_jaxpr)"
+
+    def __init__(self, parent: Trace):
+        super().__init__(parent)
+        self.eqns: list[Eqn] = []
+        self.invars: list[Var] = []
+        self.const_vars: dict[int, Var] = {}
+        self.const_values: list = []
+
+    def new_arg(self, aval: ShapedArray) -> StagingTracer:
+        var = Var(aval)
+        self.invars.append(var)
+        return StagingTracer(self, var)
+
+    def to_atom(self, x):
+        if isinstance(x, Tracer):
+            if x._trace is self:
+                return x.var
+            self.check_foreign(x)
+            return self._const_var(x, x.aval)
+        if type(x) is TypedScalar:
+            return Literal(x.value, x.aval)
+        if isinstance(x, (bool, int, float, complex, np.generic)) or (
+                isinstance(x, np.ndarray) and x.shape == ()):
+            return _literal(x)
+        return self._const_var(x, aval_of_value(x))
+
+    def _const_var(self, x, aval) -> Var:
+        var = self.const_vars.get(id(x))
+        if var is None:
+            var = self.const_vars[id(x)] = Var(aval)
+            self.const_values.append(x)
+        return var
+
+    def process_primitive(self, primitive, args, params) -> list:
+        atoms = [self.to_atom(a) for a in args]
+        out_avals = primitive.out_avals([a.aval for a in atoms], params)
+        outvars = [Var(a) for a in out_avals]
+        source = _source_info()
+        self.eqns.append(Eqn(primitive, atoms, params, outvars, source))
+        return [StagingTracer(self, v, source) for v in outvars]
+
+    def to_jaxpr(self, outs) -> ClosedJaxpr:
+        outvars = []
+        for x in outs:
+            atom = self.to_atom(x)
+            if isinstance(atom, Literal):  # outputs must be vars: keep the literal as a const
+                atom = self._const_var(np.asarray(atom.val, atom.aval.dtype), atom.aval)
+            outvars.append(atom)
+        constvars = list(self.const_vars.values())
+        return ClosedJaxpr(Jaxpr(constvars, self.invars, self.eqns, outvars), self.const_values)
+
+
+def _literal(x) -> Literal:
+    dt, weak = dtypes.scalar_type_of(x)
+    dt = dtypes.canonicalize(dt, warn=True)
+    val = np.asarray(x, dtype=dt) if not isinstance(x, (bool, int, float, complex)) else x
+    return Literal(val, ShapedArray((), dt, weak))
+
+
+def trace_to_jaxpr(fun, in_avals, *, name: str = "fun") -> ClosedJaxpr:
+    """Trace `fun(*tracers)` (flat arguments, flat list of outputs) into a closed jaxpr.
+
+    The jaxpr's consts may include tracers of enclosing transformations; callers that stage the
+    result under another trace pass those as explicit operands (see `closure_convert`).
+    """
+    trace = StagingTrace(current_trace())
+    args = [trace.new_arg(a) for a in in_avals]
+    try:
+        with use_trace(trace):
+            outs = fun(*args)
+        closed = trace.to_jaxpr(outs)
+    finally:
+        trace.alive = False
+    _warn_if_large(closed.jaxpr, name)
+    if config.enable_checks:
+        from yax.core.typecheck import check_jaxpr
+        check_jaxpr(closed.jaxpr)
+    return closed
+
+
+def closure_convert(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
+    """Move all consts to leading invars: returns a const-free jaxpr and the values to pass."""
+    j = closed.jaxpr
+    if not j.constvars:
+        return closed, []
+    converted = Jaxpr([], list(j.constvars) + list(j.invars), j.eqns, j.outvars)
+    return ClosedJaxpr(converted, []), list(closed.consts)
+
+
+_warned_lines: set = set()
+
+
+def _warn_if_large(jaxpr: Jaxpr, name: str) -> None:
+    """Python loops unroll into huge programs: say which line did it and what to use instead."""
+    limit = config.large_jaxpr_warning
+    if not limit or len(jaxpr.eqns) <= limit:
+        return
+    lines = collections.Counter((e.source.filename, e.source.lineno)
+                                for e in jaxpr.eqns if e.source)
+    if not lines:
+        return
+    (filename, lineno), count = lines.most_common(1)[0]
+    if (filename, lineno) in _warned_lines:
+        return
+    _warned_lines.add((filename, lineno))
+    warnings.warn(f"tracing {name} produced {len(jaxpr.eqns)} equations, {count} of them from "
+                  f"{filename}:{lineno}; a Python loop there is probably unrolled into the program. "
+                  f"Use yax.lax.scan or yax.lax.fori_loop to keep compile time down.",
+                  UserWarning, stacklevel=2)

@@ -1,0 +1,19 @@
+"""yax.lax: the primitive-level API, mirroring jax.lax signatures.
+
+Wrappers validate and canonicalise arguments (Python scalars take the dtype of the array they
+meet), then bind primitives. Unlike yax.numpy they do not promote dtypes or broadcast ranks.
+"""
+
+from yax.lax_like.elementwise import (  # noqa: F401
+    RoundingMethod, abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitcast_convert_type,
+    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, conj, convert_element_type,
+    cos, cosh, digamma, div, eq, erf, erf_inv, erfc, exp, exp2, expm1, floor, ge, gt, imag,
+    integer_pow, is_finite, le, lgamma, log, log1p, logistic, lt, max, min, mul, ne, neg, nextafter,
+    population_count, pow, real, reciprocal, rem, round, rsqrt, select, select_n, shift_left,
+    shift_right_arithmetic, shift_right_logical, sign, sin, sinh, sqrt, square, sub, tan, tanh)
+from yax.lax_like.shape import *  # noqa: F401,F403
+from yax.lax_like.slicing import *  # noqa: F401,F403
+from yax.lax_like.reductions import *  # noqa: F401,F403
+from yax.lax_like.sort import *  # noqa: F401,F403
+from yax.lax_like.dot import *  # noqa: F401,F403
+from yax.lax_like.conv import *  # noqa: F401,F403

@@ -1,0 +1,61 @@
+"""Argument canonicalisation shared by the yax.lax wrappers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax import errors
+from yax.core import dtypes
+from yax.core.avals import TypedScalar
+
+
+def is_python_scalar(x) -> bool:
+    return isinstance(x, (bool, int, float, complex)) and not hasattr(x, "aval")
+
+
+def python_scalar_as(x, dtype, name: str) -> TypedScalar:
+    """Give a Python scalar the dtype of the array it meets (weakly typed, as JAX does)."""
+    dtype = np.dtype(dtype)
+    if isinstance(x, complex) and not dtypes.is_complex(dtype):
+        raise errors.DTypeError(f"{name}: a complex Python scalar {x} cannot meet a {dtype} array")
+    if isinstance(x, float) and not dtypes.is_inexact(dtype):
+        raise errors.DTypeError(
+            f"{name}: a float Python scalar {x} cannot meet an integer/bool {dtype} array in lax "
+            f"(lax does not promote); convert the array first or use the yax.numpy function")
+    if isinstance(x, int) and not isinstance(x, bool) and dtypes.is_int(dtype):
+        info = np.iinfo(dtype)
+        if not info.min <= x <= info.max:
+            raise errors.DTypeError(f"{name}: Python int {x} does not fit in {dtype}")
+    return TypedScalar(x, dtype, weak_type=True)
+
+
+def canonical_scalar(x) -> TypedScalar:
+    dt, weak = dtypes.scalar_type_of(x)
+    return TypedScalar(x, dtypes.canonicalize(dt), weak)
+
+
+def scalars_to_arrays(name: str, args) -> list:
+    """Python scalars among `args` take the dtype of the first array operand."""
+    ref = next((a for a in args if not is_python_scalar(a)), None)
+    if ref is None:
+        return [canonical_scalar(a) for a in args]
+    ref_dtype = _dtype_of(ref)
+    return [python_scalar_as(a, ref_dtype, name) if is_python_scalar(a) else a for a in args]
+
+
+def _dtype_of(x):
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval.dtype
+    return dtypes.canonicalize(np.result_type(x))
+
+
+def as_operand(x):
+    """Arrays and tracers pass through; NumPy data and scalars get canonical dtypes."""
+    if hasattr(x, "aval"):
+        return x
+    if is_python_scalar(x):
+        return canonical_scalar(x)
+    arr = np.asarray(x)
+    dt = dtypes.canonicalize(arr.dtype, warn=True)
+    return arr if dt == arr.dtype else arr.astype(dt)

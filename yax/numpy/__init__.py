@@ -1,0 +1,14 @@
+"""yax.numpy: the NumPy API on top of yax.lax, with JAX's dtype promotion and NumPy broadcasting.
+
+Arrays are immutable: use `x.at[idx].set(v)` instead of `x[idx] = v`.
+"""
+
+from yax.numpy.dtypes_api import *  # noqa: F401,F403
+from yax.numpy.creation import *  # noqa: F401,F403
+from yax.numpy.ufuncs import *  # noqa: F401,F403
+from yax.numpy.reductions import *  # noqa: F401,F403
+from yax.numpy.manipulation import *  # noqa: F401,F403
+from yax.numpy.indexing import *  # noqa: F401,F403
+from yax.numpy.contractions import *  # noqa: F401,F403
+from yax.numpy import array_methods as _array_methods  # noqa: F401  (installs operators)
+from yax.runtime.array import Array as ndarray  # noqa: F401

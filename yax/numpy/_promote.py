@@ -1,0 +1,138 @@
+"""NumPy-style argument handling for yax.numpy: dtype promotion (JAX's lattice, weak types) and
+shape broadcasting. Every yax.numpy function that takes several arrays goes through here."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax import errors
+from yax.core import dtypes
+from yax.core.avals import TypedScalar
+from yax.core.trace import Tracer
+from yax.lax_like import _util
+from yax.lax_like.elementwise import _convert_keep_weak
+from yax.runtime.array import Array
+
+
+def is_array_like(x) -> bool:
+    return isinstance(x, (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex))
+
+
+def check_arraylike(name: str, *args) -> None:
+    for i, a in enumerate(args):
+        if not is_array_like(a):
+            hint = " (use jnp.array(...) to convert a list or tuple)" if isinstance(
+                a, (list, tuple)) else ""
+            raise TypeError(f"{name}: argument {i} of type {type(a).__name__} is not an array or "
+                            f"scalar{hint}")
+
+
+def to_operand(x):
+    """An Array, tracer or canonical NumPy array; Python scalars become weakly typed scalars."""
+    if isinstance(x, (Array, Tracer)):
+        return x
+    if isinstance(x, (list, tuple)):
+        raise TypeError("yax.numpy functions take arrays, not lists or tuples; wrap them with "
+                        "jnp.array(...) first")
+    return _util.as_operand(x)
+
+
+def dtype_and_weak(x) -> tuple[np.dtype, bool]:
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval.dtype, aval.weak_type
+    return dtypes.scalar_type_of(x)
+
+
+def result_dtype(*args) -> tuple[np.dtype, bool]:
+    return dtypes.result_type(*(dtype_and_weak(a) for a in args))
+
+
+def promote_dtypes(*args) -> list:
+    """Convert all arguments to their common dtype (JAX's promotion lattice)."""
+    if len(args) == 1:
+        return [to_operand(args[0])]
+    dt, weak = result_dtype(*args)
+    return [_cast(a, dt, weak) for a in args]
+
+
+def promote_dtypes_inexact(*args) -> list:
+    """As `promote_dtypes`, then integers and bools go to the default float type."""
+    dt, weak = result_dtype(*args)
+    if not dtypes.is_inexact(dt):
+        dt = dtypes.canonicalize(dtypes.default_float())
+    return [_cast(a, dt, weak) for a in args]
+
+
+def promote_dtypes_numeric(*args) -> list:
+    """As `promote_dtypes`, then bools go to the default int type (e.g. for sum of bools)."""
+    dt, weak = result_dtype(*args)
+    if dtypes.is_bool(dt):
+        dt = dtypes.canonicalize(dtypes.default_int())
+    return [_cast(a, dt, weak) for a in args]
+
+
+def _cast(x, dt, weak):
+    if _util.is_python_scalar(x):
+        return TypedScalar(x, dt, weak)
+    x = to_operand(x)
+    if hasattr(x, "aval"):
+        return _convert_keep_weak(x, dt, weak)
+    return x.astype(dt) if x.dtype != dt else x
+
+
+def broadcast_shapes(*shapes, name: str = "broadcast") -> tuple:
+    """NumPy broadcasting of shapes, with an error that names every shape involved."""
+    ndim = max((len(s) for s in shapes), default=0)
+    result = []
+    for i in range(ndim):
+        sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0}
+        sizes.discard(1)
+        if len(sizes) > 1:
+            shown = " and ".join(str(tuple(s)) for s in shapes)
+            raise errors.ShapeError(
+                f"{name}: shapes {shown} cannot be broadcast together (axis {i - ndim} has "
+                f"sizes {sorted(sizes)}). Reshape one operand or add an axis with "
+                f"x[:, None] / jnp.expand_dims so the sizes line up.")
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
+
+
+def shape_of(x) -> tuple:
+    aval = getattr(x, "aval", None)
+    return aval.shape if aval is not None else np.shape(x)
+
+
+def broadcast_to_shape(x, shape):
+    """Broadcast one operand to `shape` (rank-0 operands are left for implicit broadcasting)."""
+    from yax.lax_like.shape import broadcast_in_dim
+    xshape = shape_of(x)
+    if tuple(xshape) == tuple(shape):
+        return x
+    offset = len(shape) - len(xshape)
+    return broadcast_in_dim(x, tuple(shape), tuple(range(offset, len(shape))))
+
+
+def promote_shapes(name: str, *args) -> list:
+    """Broadcast operands NumPy-style; scalars stay scalars (primitives broadcast them)."""
+    shapes = [shape_of(a) for a in args]
+    if all(s == shapes[0] for s in shapes):
+        return list(args)
+    shape = broadcast_shapes(*shapes, name=name)
+    return [a if shape_of(a) == () else broadcast_to_shape(a, shape) for a in args]
+
+
+def promote_args(name: str, *args) -> list:
+    """Check, promote dtypes and broadcast shapes: the usual preamble of a binary ufunc."""
+    check_arraylike(name, *args)
+    return promote_shapes(name, *promote_dtypes(*args))
+
+
+def promote_args_inexact(name: str, *args) -> list:
+    check_arraylike(name, *args)
+    return promote_shapes(name, *promote_dtypes_inexact(*args))
+
+
+def promote_args_numeric(name: str, *args) -> list:
+    check_arraylike(name, *args)
+    return promote_shapes(name, *promote_dtypes_numeric(*args))

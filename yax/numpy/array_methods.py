@@ -1,0 +1,1 @@
+"""Installs NumPy-style operators and methods on Array and Tracer (being written)."""

@@ -1,0 +1,3 @@
+"""yax.numpy contractions (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""yax.numpy creation (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,173 @@
+"""yax.numpy dtype API: scalar type objects (`jnp.float32`), `result_type`, `promote_types`,
+`can_cast`, `issubdtype`, `finfo`/`iinfo` and the NumPy constants.
+
+`jnp.float32` is a class, as in JAX: `np.dtype(jnp.float32)` is float32 (through its `dtype`
+attribute) and calling it, `jnp.float32(3)`, makes a 0-d Array of that dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax.core import dtypes
+
+__all__ = [
+    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
+    "float_", "int_", "uint", "complex_", "double", "single", "cdouble", "csingle",
+    "generic", "number", "inexact", "floating", "integer", "signedinteger", "unsignedinteger",
+    "complexfloating", "dtype", "result_type", "promote_types", "can_cast", "issubdtype",
+    "isdtype", "finfo", "iinfo", "inf", "nan", "pi", "e", "euler_gamma", "newaxis",
+]
+
+
+class _ScalarMeta(type):
+    """Metaclass of the scalar type objects: calling one makes a 0-d (or N-d) Array."""
+
+    def __call__(cls, x=0):
+        from yax.numpy.creation import asarray
+        return asarray(x, dtype=cls.dtype)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, cls.dtype.type)
+
+    def __eq__(cls, other):
+        return cls is other or cls.dtype.type is other
+
+    def __ne__(cls, other):
+        return not cls.__eq__(other)
+
+    def __hash__(cls):
+        return hash(cls.dtype.type)
+
+    def __repr__(cls):
+        return f"<class 'yax.numpy.{cls.dtype.name}'>"
+
+
+def _scalar_type(np_dtype) -> type:
+    np_dtype = np.dtype(np_dtype)
+    return _ScalarMeta(np_dtype.name, (object,), {"dtype": np_dtype})
+
+
+bool_ = _scalar_type(dtypes.bool_)
+int8, int16, int32, int64 = (_scalar_type(d) for d in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (_scalar_type(d)
+                                 for d in (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, bfloat16 = _scalar_type(np.float16), _scalar_type(dtypes.bfloat16)
+float32, float64 = _scalar_type(np.float32), _scalar_type(np.float64)
+complex64, complex128 = _scalar_type(np.complex64), _scalar_type(np.complex128)
+# NumPy's default-width names map to the 64-bit types (canonicalised to 32 bits without x64).
+float_, int_, uint, complex_ = float64, int64, uint64, complex128
+double, single, cdouble, csingle = float64, float32, complex128, complex64
+
+generic, number, inexact, floating = np.generic, np.number, np.inexact, np.floating
+integer, signedinteger, unsignedinteger = np.integer, np.signedinteger, np.unsignedinteger
+complexfloating = np.complexfloating
+
+dtype = np.dtype  # as in JAX: `jnp.dtype` is NumPy's dtype class
+
+inf, nan, pi, e, euler_gamma = np.inf, np.nan, np.pi, np.e, np.euler_gamma
+newaxis = None
+
+_PY_TYPES = (bool, int, float, complex)
+
+
+def _dtype_and_weak(x) -> tuple[np.dtype, bool]:
+    """(dtype, weak) of a value or dtype-like; Python scalars and their types are weak."""
+    if x is None:
+        raise TypeError("result_type: None is not a dtype or array")
+    if isinstance(x, _PY_TYPES) or (isinstance(x, type) and x in _PY_TYPES):
+        kind = x if isinstance(x, type) else type(x)
+        return dtypes.dtype(kind), kind is not bool
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval.dtype, aval.weak_type
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.dtype, False
+    return np.dtype(x), False
+
+
+def result_type(*args) -> np.dtype:
+    """The dtype yax.numpy gives an operation on `args` (arrays, scalars or dtypes).
+
+    Follows JAX's promotion lattice: Python scalars are weakly typed and give way to the dtype
+    of array operands, e.g. `result_type(jnp.float16, 2.0)` is float16. The result is canonical
+    (64-bit types narrow to 32 bits unless x64 is enabled).
+
+    Example:
+      >>> jnp.result_type(jnp.int8, jnp.uint8)
+      dtype('int16')
+    """
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    return dtypes.result_type(*(_dtype_and_weak(a) for a in args))[0]
+
+
+def promote_types(a, b) -> np.dtype:
+    """The smallest dtype both `a` and `b` promote to (JAX's lattice; not canonicalised).
+
+    Example:
+      >>> jnp.promote_types(jnp.int8, jnp.uint8)
+      dtype('int16')
+    """
+    a, b = np.dtype(a), np.dtype(b)
+    return dtypes._join((a, b))
+
+
+def can_cast(from_, to, casting: str = "safe") -> bool:
+    """NumPy's `can_cast` on dtypes (arrays are not accepted, as in NumPy 2)."""
+    if hasattr(from_, "aval"):
+        raise TypeError("can_cast: pass a dtype (x.dtype), not an array")
+    return bool(np.can_cast(np.dtype(from_), np.dtype(to), casting=casting))
+
+
+def _is_abstract(x) -> bool:
+    return isinstance(x, type) and issubclass(x, np.generic) and x in (
+        np.generic, np.number, np.inexact, np.floating, np.integer, np.signedinteger,
+        np.unsignedinteger, np.complexfloating, np.bool_)
+
+
+def issubdtype(arg1, arg2) -> bool:
+    """NumPy's `issubdtype`, also placing bfloat16 under `floating`.
+
+    Example:
+      >>> jnp.issubdtype(jnp.bfloat16, jnp.floating)
+      True
+    """
+    a = np.dtype(arg1)
+    if _is_abstract(arg2) and arg2 is not np.bool_:
+        if a == dtypes.bfloat16:
+            return issubclass(np.float16, arg2)  # bfloat16 sits where float16 does
+        return np.issubdtype(a, arg2)
+    return a == np.dtype(arg2)
+
+
+_ISDTYPE_KINDS = {
+    "bool": dtypes.is_bool, "signed integer": dtypes.is_signed_int,
+    "unsigned integer": dtypes.is_unsigned_int, "integral": dtypes.is_int,
+    "real floating": dtypes.is_float, "complex floating": dtypes.is_complex,
+    "numeric": lambda d: not dtypes.is_bool(d),
+}
+
+
+def isdtype(dtype, kind) -> bool:
+    """The array API's `isdtype`: is `dtype` of `kind` (a dtype, a kind name, or a tuple)."""
+    if isinstance(kind, tuple):
+        return any(isdtype(dtype, k) for k in kind)
+    if isinstance(kind, str):
+        if kind not in _ISDTYPE_KINDS:
+            raise ValueError(f"unknown dtype kind {kind!r}; known: {', '.join(_ISDTYPE_KINDS)}")
+        return _ISDTYPE_KINDS[kind](np.dtype(dtype))
+    return np.dtype(dtype) == np.dtype(kind)
+
+
+def finfo(dt):
+    """Machine limits of a floating dtype (bfloat16 included); accepts arrays too."""
+    dt = getattr(dt, "dtype", dt)
+    return dtypes.finfo(dtypes.dtype(dt))
+
+
+def iinfo(dt):
+    """Machine limits of an integer dtype; accepts arrays too."""
+    dt = getattr(dt, "dtype", dt)
+    return dtypes.iinfo(dtypes.dtype(dt))

@@ -1,0 +1,3 @@
+"""yax.numpy indexing (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""yax.numpy manipulation (being written)."""
+
+__all__: list[str] = []

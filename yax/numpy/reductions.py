@@ -1,0 +1,3 @@
+"""yax.numpy reductions (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""yax.numpy ufuncs (being written)."""
+
+__all__: list[str] = []

@@ -1,0 +1,126 @@
+"""`Array`: a concrete value on a device (a runtime buffer plus its aval).
+
+NumPy-style operators and methods are installed by `yax.numpy` (which sits above this layer).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax.runtime import transfer
+
+
+class Array:
+    __slots__ = ("_buf", "aval", "_npy", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, buf, aval):
+        self._buf = buf
+        self.aval = aval
+        self._npy = None
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+    nbytes = property(lambda self: self.aval.nbytes)
+
+    @property
+    def buffer(self):
+        if transfer.is_deleted(self._buf):
+            raise RuntimeError("this Array was donated to a jitted function (donate_argnums) and "
+                               "its buffer has been deleted; use the function's output instead")
+        return self._buf
+
+    def _value(self) -> np.ndarray:
+        if self._npy is None:
+            value = transfer.to_numpy(self.buffer)
+            if value.dtype != self.aval.dtype:  # never expected; guards against runtime drift
+                value = value.astype(self.aval.dtype)
+            value = np.array(value, copy=True)
+            value.setflags(write=False)
+            self._npy = value
+        return self._npy
+
+    def __array__(self, dtype=None, copy=None):
+        value = self._value()
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            return value.astype(dtype)
+        return value.copy() if copy else value
+
+    def block_until_ready(self) -> Array:
+        transfer.block_until_ready(self.buffer)
+        return self
+
+    def is_deleted(self) -> bool:
+        return transfer.is_deleted(self._buf)
+
+    def devices(self):
+        return {transfer.device_of(self._buf)}
+
+    @property
+    def device(self):
+        return transfer.device_of(self._buf)
+
+    def tolist(self):
+        return self._value().tolist()
+
+    def item(self, *args):
+        return self._value().item(*args)
+
+    def __bool__(self):
+        return bool(self._value())
+
+    def __int__(self):
+        return int(self._value())
+
+    def __float__(self):
+        return float(self._value())
+
+    def __complex__(self):
+        return complex(self._value())
+
+    def __index__(self):
+        if not np.issubdtype(self.dtype, np.integer):
+            raise TypeError(f"only integer arrays can be used as an index, not {self.dtype}")
+        return int(self._value())
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object (a 0-d Array)")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d Array")
+        return (self[i] for i in range(self.shape[0]))
+
+    __hash__ = None  # arrays are mutable-looking values: never usable as static arguments
+
+    def __repr__(self):
+        body = np.array2string(self._value(), separator=", ", prefix="Array(")
+        weak = ", weak_type=True" if self.aval.weak_type else ""
+        return f"Array({body}, dtype={self.dtype.name}{weak})"
+
+    def __str__(self):
+        return str(self._value())
+
+    def __format__(self, spec):
+        if not self.shape:
+            return format(self._value().item(), spec)
+        return format(str(self), spec)
+
+    def __reduce__(self):
+        return (_rebuild, (self._value(), self.aval.weak_type))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+def _rebuild(value, weak_type):
+    from yax.interpreters.eager import array_from_numpy
+    return array_from_numpy(value, weak_type=weak_type)

@@ -1,0 +1,54 @@
+"""Backend choice: CPU by default, the GPU when one is present, `YAX_PLATFORM` to override."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+import jax.extend.backend as _jax_backend  # noqa: E402
+
+from yax.config import config  # noqa: E402
+
+_GPU_NAMES = ("cuda", "rocm", "gpu")
+
+
+@functools.lru_cache(maxsize=None)
+def _client(platform: str):
+    return _jax_backend.get_backend(platform)
+
+
+@functools.lru_cache(maxsize=None)
+def _autodetect() -> str:
+    try:
+        _client("gpu")
+        return "gpu"
+    except Exception:  # no GPU plugin or no device: CPU is always there
+        return "cpu"
+
+
+def platform() -> str:
+    """The platform in use: `config.platform` (YAX_PLATFORM) if set, else gpu if present, else cpu."""
+    requested = config.platform
+    if requested:
+        requested = requested.lower().split(",")[0]
+        return "gpu" if requested in _GPU_NAMES else requested
+    return _autodetect()
+
+
+def client(name: str | None = None):
+    name = name or platform()
+    try:
+        return _client(name)
+    except Exception as e:
+        raise RuntimeError(f"yax could not start the {name!r} backend ({e}); set YAX_PLATFORM=cpu "
+                           f"or install a jax build for that platform") from e
+
+
+def devices(name: str | None = None) -> list:
+    return list(client(name).devices())
+
+
+def default_device(name: str | None = None):
+    return devices(name)[0]

@@ -1,0 +1,43 @@
+"""Host <-> device transfer. Keeps 64-bit dtypes (no global jax x64 state) and always copies."""
+
+from __future__ import annotations
+
+import jax
+import jax.core as _jax_core
+import numpy as np
+from jaxlib import xla_client as _xc
+
+_SEMANTICS = _xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
+_shardings: dict = {}
+
+
+def _sharding(device):
+    s = _shardings.get(device)
+    if s is None:
+        s = _shardings[device] = jax.sharding.SingleDeviceSharding(device)
+    return s
+
+
+def device_put(value: np.ndarray, device):
+    """Copy a NumPy array to `device`; later changes to `value` never reach the device copy."""
+    value = np.asarray(value, order="C")
+    aval = _jax_core.ShapedArray(value.shape, value.dtype)
+    return _xc.batched_device_put(aval, _sharding(device), [value], [device], True, True,
+                                  _SEMANTICS, enable_x64=True)
+
+
+def to_numpy(buffer) -> np.ndarray:
+    return np.asarray(buffer)
+
+
+def device_of(buffer):
+    return next(iter(buffer.devices()))
+
+
+def block_until_ready(buffer):
+    buffer.block_until_ready()
+    return buffer
+
+
+def is_deleted(buffer) -> bool:
+    return buffer.is_deleted()

@@ -1,0 +1,52 @@
+"""Turning user arguments into flat leaves and avals (shared by jit and make_jaxpr)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax import errors
+from yax.core import dtypes
+from yax.core.avals import ShapedArray
+from yax.core.trace import Tracer
+from yax.runtime.array import Array
+
+
+def leaf_aval(x, path: str = "") -> ShapedArray:
+    if type(x) is Array or isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, (bool, int, float, complex)):
+        dt, weak = dtypes.scalar_type_of(x)
+        return ShapedArray((), dtypes.canonicalize(dt), weak)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(np.shape(x), dtypes.canonicalize(x.dtype, warn=True))
+    if hasattr(x, "__array__") and hasattr(x, "dtype") and hasattr(x, "shape"):
+        return ShapedArray(x.shape, dtypes.canonicalize(x.dtype, warn=True))
+    where = f" at {path}" if path else ""
+    raise TypeError(f"argument{where} of type {type(x).__name__} is not an array; pass arrays, "
+                    f"scalars or pytrees of them, or mark the argument static "
+                    f"(static_argnums/static_argnames)")
+
+
+def normalize_argnums(argnums, nargs: int | None = None) -> tuple[int, ...]:
+    if argnums is None:
+        return ()
+    if isinstance(argnums, int):
+        argnums = (argnums,)
+    out = []
+    for i in argnums:
+        if not isinstance(i, int):
+            raise TypeError(f"argnums must be ints, got {i!r}")
+        if nargs is not None and i < 0:
+            i += nargs
+        out.append(i)
+    return tuple(out)
+
+
+def check_hashable_static(value, what: str) -> None:
+    try:
+        hash(value)
+    except TypeError as e:
+        raise errors.StaticArgumentError(
+            f"static argument {what} of type {type(value).__name__} is not hashable ({e}); static "
+            f"arguments key the jit cache. Pass a hashable value (a tuple instead of a list, a "
+            f"frozen dataclass), or make the argument a regular traced argument.") from None

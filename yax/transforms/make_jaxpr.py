@@ -1,0 +1,42 @@
+"""`make_jaxpr`: show the program a function stages, as a printable closed jaxpr."""
+
+from __future__ import annotations
+
+import functools
+
+from yax import tree_util
+from yax.interpreters.staging import trace_to_jaxpr
+from yax.transforms._args import leaf_aval, normalize_argnums
+
+
+def make_jaxpr(fun, static_argnums=(), return_shape: bool = False):
+    """Return a function that traces `fun` on its arguments and returns the ClosedJaxpr.
+
+    Example:
+      >>> print(yax.make_jaxpr(lambda x: yax.numpy.sin(x) * 2)(1.0))
+      { lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = mul b 2.0:f32[] in (c,) }
+    """
+    static = set(normalize_argnums(static_argnums))
+
+    @functools.wraps(fun)
+    def traced(*args, **kwargs):
+        dyn = [a for i, a in enumerate(args) if i not in static]
+        leaves, in_tree = tree_util.tree_flatten((tuple(dyn), kwargs))
+        out_tree_box = []
+
+        def flat_fun(*flat):
+            dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, flat)
+            it = iter(dyn_args)
+            full = [a if i in static else next(it) for i, a in enumerate(args)]
+            out = fun(*full, **dyn_kwargs)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return out_leaves
+
+        closed = trace_to_jaxpr(flat_fun, [leaf_aval(x) for x in leaves],
+                                name=getattr(fun, "__name__", "fun"))
+        if return_shape:
+            return closed, tree_util.tree_unflatten(out_tree_box[0], closed.out_avals)
+        return closed
+
+    return traced

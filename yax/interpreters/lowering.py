@@ -27,6 +27,7 @@ class ModuleContext:
         self.unused_donations: list[int] = []
 
     def unique_name(self, base: str) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base).strip("_") or "fn"
         name, i = base, 0
         while name in self._names:
             i += 1

@@ -1,3 +1,359 @@
-"""yax.numpy creation (being written)."""
+"""yax.numpy array creation: `array`, `zeros`, `full`, `arange`, `linspace`, `eye`, ...
 
-__all__: list[str] = []
+Constants are built with NumPy on the host and moved to the device in one transfer. Inside `jit`
+such a result is a concrete Array, which the staging trace captures as a constant (as in JAX).
+Only values that depend on a traced argument (`full_like(tracer, ...)`, `array([tracer, ...])`)
+are built from lax operations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax import errors
+from yax.core import dtypes
+from yax.core.avals import TypedScalar
+from yax.core.trace import Tracer
+from yax.interpreters.eager import array_from_numpy
+from yax.runtime.array import Array
+
+__all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
+           "full_like", "empty_like", "arange", "linspace", "eye", "identity", "copy", "tri"]
+
+_SCALARS = (bool, int, float, complex)
+
+
+def _canonical_dtype(dtype, default=None) -> np.dtype:
+    if dtype is None:
+        return dtypes.canonicalize(default if default is not None else dtypes.default_float())
+    return dtypes.canonicalize(dtypes.dtype(dtype), warn=True)
+
+
+def _shape_tuple(shape, name: str) -> tuple:
+    if isinstance(shape, (int, np.integer)) or hasattr(shape, "__index__") and not isinstance(
+            shape, (tuple, list)):
+        shape = (shape,)
+    try:
+        dims = tuple(int(d.__index__()) for d in shape)
+    except errors.ConcretizationError:
+        raise
+    except (TypeError, AttributeError) as err:
+        raise TypeError(f"{name}: shape must be an int or a tuple of ints, got {shape!r}") from err
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{name}: negative dimensions are not allowed, got {dims}")
+    return dims
+
+
+def _const(value: np.ndarray, dt, weak: bool = False) -> Array:
+    """One host-to-device transfer of NumPy data already in the canonical dtype `dt`."""
+    return array_from_numpy(np.asarray(value, dtype=dt), weak_type=weak)
+
+
+def _leaves(obj) -> list:
+    if isinstance(obj, (list, tuple)):
+        return [leaf for o in obj for leaf in _leaves(o)]
+    return [obj]
+
+
+def _leaf_type(x) -> tuple[np.dtype, bool]:
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval.dtype, aval.weak_type
+    if isinstance(x, _SCALARS):
+        return dtypes.scalar_type_of(x)
+    return dtypes.canonicalize(np.asarray(x).dtype), False
+
+
+def _check_int_range(leaves, dt) -> None:
+    """Python ints that do not fit the result dtype are an error, not a silent wrap-around."""
+    if not dtypes.is_int(dt):
+        return
+    info = np.iinfo(dt)
+    for x in leaves:
+        if isinstance(x, int) and not isinstance(x, bool) and not info.min <= x <= info.max:
+            raise OverflowError(f"Python int {x} is too large to convert to {dt}")
+
+
+def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin: int = 0):
+    """Make an Array from an Array, tracer, NumPy array, scalar or nested lists/tuples of them.
+
+    Args:
+      object: the data. Lists may mix scalars, Arrays and (inside a transformation) tracers.
+      dtype: the result dtype; by default JAX's promotion of the leaves' dtypes.
+      copy: accepted for NumPy compatibility (Arrays are immutable, so never needed).
+      ndmin: minimum rank; leading axes of size 1 are added.
+
+    Example:
+      >>> jnp.array([1, 2.5])
+      Array([1. , 2.5], dtype=float32)
+    """
+    if order not in (None, "K", "A", "C"):
+        raise NotImplementedError(f"array: only C order is supported, got order={order!r}")
+    if isinstance(object, (Array, Tracer)):
+        out = object if dtype is None else _astype(object, _canonical_dtype(dtype))
+    elif isinstance(object, (list, tuple)) and any(isinstance(x, Tracer)
+                                                 for x in _leaves(object)):
+        out = _stack_nested(object, dtype)
+    else:
+        out = _array_from_host(object, dtype)
+    if ndmin > out.ndim:
+        from yax.numpy.manipulation import reshape
+        out = reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
+    return out
+
+
+def _array_from_host(object, dtype) -> Array:
+    if hasattr(object, "__jax_array__"):
+        object = object.__jax_array__()
+    leaves = _leaves(object)
+    if dtype is not None:
+        dt = _canonical_dtype(dtype)
+        weak = False
+    elif isinstance(object, (list, tuple)):
+        dt = dtypes.result_type(*(_leaf_type(x) for x in leaves))[0] if leaves else \
+            dtypes.canonicalize(dtypes.default_float())
+        weak = False
+    else:
+        dt, weak = _leaf_type(object)
+        dt = dtypes.canonicalize(dt)
+    _check_int_range(leaves, dt)
+    if isinstance(object, (list, tuple)):
+        object = _to_host(object)
+    return _const(np.asarray(object).astype(dt, copy=False), dt, weak)
+
+
+def _to_host(obj):
+    if isinstance(obj, (list, tuple)):
+        return [_to_host(o) for o in obj]
+    return np.asarray(obj) if isinstance(obj, Array) else obj
+
+
+def _stack_nested(obj, dtype):
+    """`array` of nested lists holding tracers: convert the leaves, then stack level by level."""
+    from yax.numpy.manipulation import stack
+    dt = _canonical_dtype(dtype) if dtype is not None else \
+        dtypes.result_type(*(_leaf_type(x) for x in _leaves(obj)))[0]
+
+    def build(o):
+        if isinstance(o, (list, tuple)):
+            if not o:
+                raise ValueError("array: empty lists cannot be mixed with traced values")
+            return stack([build(x) for x in o])
+        return _astype(o if isinstance(o, (Array, Tracer)) else array(o), dt)
+    return build(obj)
+
+
+def _astype(x, dt):
+    from yax.lax_like.elementwise import convert_element_type
+    return convert_element_type(x, dt)
+
+
+def asarray(a, dtype=None, order: str | None = None, *, copy: bool | None = None):
+    """As `array`, without copying (Arrays are returned as they are when dtype matches)."""
+    return array(a, dtype=dtype, copy=bool(copy), order=order)
+
+
+def copy(a, order: str | None = None):
+    """A copy of `a` (Arrays are immutable, so this is `asarray`)."""
+    return array(a, copy=True, order=order)
+
+
+def zeros(shape, dtype=None):
+    """An array of zeros (default dtype: the default float type).
+
+    Example:
+      >>> jnp.zeros((2, 3), jnp.int32).shape
+      (2, 3)
+    """
+    dt = _canonical_dtype(dtype)
+    return _const(np.zeros(_shape_tuple(shape, "zeros"), dt), dt)
+
+
+def ones(shape, dtype=None):
+    """An array of ones (default dtype: the default float type)."""
+    dt = _canonical_dtype(dtype)
+    return _const(np.ones(_shape_tuple(shape, "ones"), dt), dt)
+
+
+def empty(shape, dtype=None):
+    """Like `zeros` (XLA has no uninitialised memory)."""
+    return zeros(shape, dtype)
+
+
+def _fill_type(fill_value, dtype) -> tuple[np.dtype, bool]:
+    if dtype is not None:
+        return _canonical_dtype(dtype), False
+    dt, weak = _leaf_type(fill_value)
+    return dtypes.canonicalize(dt), weak
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of `shape` filled with `fill_value` (a scalar or an array broadcast to shape).
+
+    The dtype defaults to that of `fill_value` (a Python scalar gives a weakly typed result).
+    """
+    shape = _shape_tuple(shape, "full")
+    dt, weak = _fill_type(fill_value, dtype)
+    if isinstance(fill_value, Tracer):
+        return _broadcast_fill(fill_value, shape, dt, weak)
+    return _const(np.broadcast_to(np.asarray(fill_value).astype(dt), shape), dt, weak)
+
+
+def _broadcast_fill(fill_value, shape, dt, weak):
+    """A traced fill (or any fill of a traced-shape request) built with broadcast_in_dim."""
+    from yax.lax_like.elementwise import _convert_keep_weak
+    from yax.numpy._promote import broadcast_to_shape, shape_of
+    if isinstance(fill_value, _SCALARS):
+        fill = TypedScalar(fill_value, dt, weak)
+    else:
+        fill = _convert_keep_weak(asarray(fill_value), dt, weak)
+    if shape_of(fill) == tuple(shape) and not isinstance(fill, TypedScalar):
+        return fill
+    return broadcast_to_shape(fill, shape)
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    """An array like `a` (its shape and dtype unless given) filled with `fill_value`."""
+    shape = tuple(np.shape(a) if not hasattr(a, "aval") else a.aval.shape) if shape is None \
+        else _shape_tuple(shape, "full_like")
+    if dtype is not None:
+        dt, weak = _canonical_dtype(dtype), False
+    else:
+        dt, weak = _leaf_type(a)
+        dt = dtypes.canonicalize(dt)
+    traced = isinstance(a, Tracer) or isinstance(fill_value, Tracer)
+    if traced and shape != ():
+        # depends on a traced value: build in the program, never as a captured constant
+        return _broadcast_fill(fill_value, shape, dt, weak)
+    if isinstance(fill_value, Tracer):
+        return _broadcast_fill(fill_value, shape, dt, weak)
+    return _const(np.broadcast_to(np.asarray(fill_value).astype(dt), shape), dt, weak)
+
+
+def zeros_like(a, dtype=None, shape=None):
+    """Zeros with the shape and dtype of `a` (unless given)."""
+    return full_like(a, 0, dtype, shape)
+
+
+def ones_like(a, dtype=None, shape=None):
+    """Ones with the shape and dtype of `a` (unless given)."""
+    return full_like(a, 1, dtype, shape)
+
+
+def empty_like(a, dtype=None, shape=None):
+    """Like `zeros_like` (XLA has no uninitialised memory)."""
+    return zeros_like(a, dtype, shape)
+
+
+def _static_scalar(x, name: str, what: str):
+    if isinstance(x, Tracer):
+        raise errors.ConcretizationError(
+            f"{name}: the {what} must be a concrete value, but it is traced "
+            f"({x.aval.str_short()}). Its value decides the result's shape, so it must be known "
+            f"when tracing: mark the argument static, e.g. `jit(f, static_argnums=...)`, or pass "
+            f"a Python number.")
+    if isinstance(x, Array):
+        if x.ndim:
+            raise ValueError(f"{name}: the {what} must be a scalar, got shape {x.shape}")
+        return x.item()
+    return x
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    """Evenly spaced values in [start, stop) with `step` (bounds must be static).
+
+    Example:
+      >>> jnp.arange(3)
+      Array([0, 1, 2], dtype=int32)
+    """
+    start = _static_scalar(start, "arange", "start")
+    stop = _static_scalar(stop, "arange", "stop")
+    step = _static_scalar(step, "arange", "step")
+    given = [x for x in (start, stop, step) if x is not None]
+    if dtype is None:
+        dt = dtypes.result_type(*(_leaf_type(x) for x in given))[0]
+    else:
+        dt = _canonical_dtype(dtype)
+    if stop is None and step is None:
+        value = np.arange(start, dtype=dt)
+    else:
+        value = np.arange(start, stop, step, dtype=dt)
+    return _const(value, dt)
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype=None, axis: int = 0):
+    """`num` evenly spaced samples from `start` to `stop` (`num` static; bounds may be traced
+    or arrays, which add axes). Integer dtypes floor the samples, as NumPy does.
+
+    Example:
+      >>> jnp.linspace(0, 1, 5)
+      Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
+    """
+    num = int(_static_scalar(num, "linspace", "number of samples"))
+    if num < 0:
+        raise ValueError(f"linspace: number of samples must be non-negative, got {num}")
+    comp_dt = dtypes.result_type(_leaf_type(start), _leaf_type(stop))[0]
+    if not dtypes.is_inexact(comp_dt):
+        comp_dt = dtypes.canonicalize(dtypes.default_float())
+    out_dt = comp_dt if dtype is None else _canonical_dtype(dtype)
+    div = (num - 1) if endpoint else num
+    if isinstance(start, Tracer) or isinstance(stop, Tracer):
+        out, step = _linspace_traced(start, stop, num, endpoint, div, comp_dt, axis)
+    else:
+        host_dt = np.complex128 if dtypes.is_complex(comp_dt) else np.float64
+        lo = np.asarray(_to_host(start), host_dt)
+        hi = np.asarray(_to_host(stop), host_dt)
+        value, step = np.linspace(lo, hi, num, endpoint=endpoint, retstep=True, axis=axis)
+        if dtypes.is_int(out_dt):
+            value = np.floor(value)
+        out = _const(value.astype(out_dt), out_dt)
+        step = _const(np.asarray(step).astype(comp_dt), comp_dt)
+    if out.dtype != out_dt:
+        from yax.numpy import ufuncs
+        out = _astype(ufuncs.floor(out) if dtypes.is_int(out_dt) else out, out_dt)
+    return (out, step) if retstep else out
+
+
+def _linspace_traced(start, stop, num, endpoint, div, comp_dt, axis):
+    """start + i * step along a new leading axis (moved to `axis`), the last sample exactly
+    `stop` when `endpoint`."""
+    from yax.numpy import manipulation, ufuncs
+    start, stop = asarray(start, comp_dt), asarray(stop, comp_dt)
+    start, stop = manipulation.broadcast_arrays(start, stop)
+    delta = ufuncs.subtract(stop, start)
+    step = ufuncs.divide(delta, div) if div > 0 else ufuncs.multiply(delta, np.nan)
+    ndim = start.ndim
+    idx = np.arange(num).reshape((num,) + (1,) * ndim)
+    ramp = _const(idx, comp_dt)
+    out = ufuncs.add(start, ufuncs.multiply(ramp, step)) if div > 0 else ufuncs.add(
+        start, ufuncs.multiply(ramp, 0.0))
+    if endpoint and num > 1:
+        last = _const(idx == num - 1, dtypes.bool_)
+        out = ufuncs.where(last, stop, out)
+    return manipulation.moveaxis(out, 0, axis), step
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
+    """A 2-D array with ones on the k-th diagonal and zeros elsewhere.
+
+    Example:
+      >>> jnp.eye(2, dtype=jnp.int32)
+      Array([[1, 0],
+             [0, 1]], dtype=int32)
+    """
+    dt = _canonical_dtype(dtype)
+    n = int(_static_scalar(N, "eye", "N"))
+    m = n if M is None else int(_static_scalar(M, "eye", "M"))
+    return _const(np.eye(n, m, int(_static_scalar(k, "eye", "k")), dtype=dt), dt)
+
+
+def identity(n: int, dtype=None):
+    """The n x n identity matrix."""
+    return eye(n, dtype=dtype)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
+    """Ones at and below the k-th diagonal, zeros above."""
+    dt = _canonical_dtype(dtype)
+    return _const(np.tri(N, M, k, dtype=dt), dt)

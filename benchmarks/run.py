@@ -1,0 +1,26 @@
+"""`make bench`: every benchmark, yax vs jax side by side in one process, as ratios.
+
+Absolute times on small shared machines are noise; the ratio column is the figure to watch.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+from benchmarks import bench_dispatch  # noqa: E402
+from benchmarks.common import print_table  # noqa: E402
+
+
+def main() -> None:
+    rows = []
+    for module in (bench_dispatch,):
+        rows.extend(module.run())
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()

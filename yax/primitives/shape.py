@@ -1,0 +1,247 @@
+"""Shape primitives: they move or replicate elements without computing on them.
+
+broadcast_in_dim, reshape, transpose, squeeze, expand_dims, rev, concatenate, pad and iota.
+All params are static (tuples of ints), so every output shape is known at trace time; the checks
+below raise a ShapeError naming the operand's shape, the offending param and the fix.
+
+In NumPy terms (x an operand):
+    broadcast_in_dim(x, shape, dims)  np.broadcast_to(x reshaped so axis i sits at dims[i], shape)
+    reshape(x, new_sizes, dimensions) np.transpose(x, dimensions).reshape(new_sizes)
+    transpose(x, permutation)         np.transpose(x, permutation)
+    squeeze(x, dimensions)            np.squeeze(x, dimensions)
+    expand_dims(x, dimensions)        np.expand_dims(x, dimensions) (dims index the result)
+    rev(x, dimensions)                np.flip(x, dimensions)
+    concatenate(*xs, dimension)       np.concatenate(xs, dimension)
+    pad(x, v, config)                 lo/hi edge padding (negative crops) and interior padding
+    iota(dtype, shape, dimension)     the index along `dimension`, broadcast to `shape`
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from yax import errors
+from yax.core import dtypes
+from yax.core.avals import ShapedArray
+from yax.core.primitive import Primitive
+from yax.interpreters import mlir
+from yax.interpreters.mlir import hlo
+from yax.primitives._checks import check_axes, same_dtypes
+
+
+def _make(name, abstract_eval, lower) -> Primitive:
+    prim = Primitive(name)
+    prim.abstract_eval = abstract_eval
+    prim.lower = lower
+    return prim
+
+
+def _check_shape(name: str, shape) -> None:
+    if not isinstance(shape, tuple) or any(not isinstance(d, int) or d < 0 for d in shape):
+        raise errors.ShapeError(f"{name}: shape {shape!r} must be a tuple of non-negative ints")
+
+
+def _reshape_lower(ctx, x, **params):
+    return [hlo.reshape(mlir.aval_type(ctx.avals_out[0]), x)]
+
+
+# --- broadcast_in_dim(x, shape, broadcast_dimensions) ----------------------------------------------
+
+def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions):
+    _check_shape("broadcast_in_dim", shape)
+    dims = broadcast_dimensions
+    if len(dims) != x.ndim:
+        raise errors.ShapeError(
+            f"broadcast_in_dim of {x.str_short()} to shape {shape}: broadcast_dimensions {dims} "
+            f"must name one result axis per operand axis ({x.ndim} of them)")
+    if any(not 0 <= d < len(shape) for d in dims) or list(dims) != sorted(set(dims)):
+        raise errors.ShapeError(
+            f"broadcast_in_dim of {x.str_short()} to shape {shape}: broadcast_dimensions {dims} "
+            f"must be strictly increasing axes of the result (0 <= d < {len(shape)})")
+    for i, d in enumerate(dims):
+        if x.shape[i] != 1 and x.shape[i] != shape[d]:
+            raise errors.ShapeError(
+                f"broadcast_in_dim of {x.str_short()} to shape {shape}: operand axis {i} (size "
+                f"{x.shape[i]}) maps to result axis {d} (size {shape[d]}); sizes must be equal "
+                f"or the operand's must be 1. Reshape the operand or fix broadcast_dimensions.")
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions):
+    return [hlo.broadcast_in_dim(mlir.aval_type(ctx.avals_out[0]), x,
+                                 mlir.dense_i64(broadcast_dimensions))]
+
+
+broadcast_in_dim_p = _make("broadcast_in_dim", _broadcast_in_dim_abstract_eval,
+                           _broadcast_in_dim_lower)
+
+
+# --- reshape(x, new_sizes, dimensions) -------------------------------------------------------------
+
+def _check_permutation(name: str, x, perm) -> None:
+    if tuple(sorted(perm)) != tuple(range(x.ndim)):
+        raise errors.ShapeError(
+            f"{name} of {x.str_short()}: {perm} is not a permutation of the operand's axes "
+            f"{tuple(range(x.ndim))}")
+
+
+def _reshape_abstract_eval(x, *, new_sizes, dimensions):
+    _check_shape("reshape", new_sizes)
+    if dimensions is not None:
+        _check_permutation("reshape (dimensions)", x, dimensions)
+    if math.prod(new_sizes) != x.size:
+        raise errors.ShapeError(
+            f"reshape of {x.str_short()} ({x.size} elements) to new_sizes {new_sizes} "
+            f"({math.prod(new_sizes)} elements): the element counts must be equal")
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+def _reshape_with_dims_lower(ctx, x, *, new_sizes, dimensions):
+    if dimensions is not None:
+        x = hlo.transpose(x, mlir.dense_i64(dimensions))
+    return _reshape_lower(ctx, x)
+
+
+reshape_p = _make("reshape", _reshape_abstract_eval, _reshape_with_dims_lower)
+
+
+# --- transpose(x, permutation) ---------------------------------------------------------------------
+
+def _transpose_abstract_eval(x, *, permutation):
+    _check_permutation("transpose", x, permutation)
+    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
+
+
+def _transpose_lower(ctx, x, *, permutation):
+    return [hlo.transpose(x, mlir.dense_i64(permutation))]
+
+
+transpose_p = _make("transpose", _transpose_abstract_eval, _transpose_lower)
+
+
+# --- squeeze(x, dimensions) / expand_dims(x, dimensions) -------------------------------------------
+
+def _squeeze_abstract_eval(x, *, dimensions):
+    check_axes(f"squeeze of {x.str_short()}", dimensions, x.ndim)
+    wrong = [d for d in dimensions if x.shape[d] != 1]
+    if wrong:
+        raise errors.ShapeError(
+            f"squeeze of {x.str_short()}: dimensions {tuple(wrong)} have sizes "
+            f"{tuple(x.shape[d] for d in wrong)}, but only size-1 axes can be removed")
+    shape = tuple(s for i, s in enumerate(x.shape) if i not in dimensions)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+squeeze_p = _make("squeeze", _squeeze_abstract_eval, _reshape_lower)
+
+
+def _expand_dims_abstract_eval(x, *, dimensions):
+    out_ndim = x.ndim + len(dimensions)
+    check_axes(f"expand_dims of {x.str_short()} (axes index the result of rank {out_ndim})",
+               dimensions, out_ndim)
+    sizes = iter(x.shape)
+    shape = tuple(1 if i in dimensions else next(sizes) for i in range(out_ndim))
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+expand_dims_p = _make("expand_dims", _expand_dims_abstract_eval, _reshape_lower)
+
+
+# --- rev(x, dimensions) ----------------------------------------------------------------------------
+
+def _rev_abstract_eval(x, *, dimensions):
+    check_axes(f"rev of {x.str_short()}", dimensions, x.ndim)
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _rev_lower(ctx, x, *, dimensions):
+    return [hlo.reverse(x, mlir.dense_i64(dimensions))]
+
+
+rev_p = _make("rev", _rev_abstract_eval, _rev_lower)
+
+
+# --- concatenate(*operands, dimension) -------------------------------------------------------------
+
+def _concatenate_abstract_eval(*xs, dimension):
+    if not xs:
+        raise errors.ShapeError("concatenate needs at least one operand")
+    same_dtypes("concatenate", xs)
+    shown = ", ".join(x.str_short() for x in xs)
+    first = xs[0]
+    if first.ndim == 0:
+        raise errors.ShapeError(f"concatenate needs operands of rank >= 1, got {shown}; add an "
+                                f"axis with `lax.expand_dims` or `lax.broadcast` first")
+    if any(x.ndim != first.ndim for x in xs):
+        raise errors.ShapeError(f"concatenate needs operands of one rank, got {shown}")
+    check_axes(f"concatenate of {shown}", (dimension,), first.ndim)
+    rest = [tuple(s for i, s in enumerate(x.shape) if i != dimension) for x in xs]
+    if any(r != rest[0] for r in rest):
+        raise errors.ShapeError(
+            f"concatenate along dimension {dimension} of {shown}: all other axes must have equal "
+            f"sizes")
+    shape = list(first.shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(shape, first.dtype, all(x.weak_type for x in xs))
+
+
+def _concatenate_lower(ctx, *xs, dimension):
+    return [hlo.concatenate(list(xs), dimension)]
+
+
+concatenate_p = _make("concatenate", _concatenate_abstract_eval, _concatenate_lower)
+
+
+# --- pad(x, padding_value, padding_config) ---------------------------------------------------------
+
+def _pad_abstract_eval(x, padding_value, *, padding_config):
+    if padding_value.ndim != 0:
+        raise errors.ShapeError(f"pad of {x.str_short()}: padding_value must be a scalar, got "
+                                f"{padding_value.str_short()}")
+    same_dtypes("pad (operand and padding_value)", [x, padding_value])
+    if len(padding_config) != x.ndim:
+        raise errors.ShapeError(
+            f"pad of {x.str_short()}: padding_config has {len(padding_config)} (lo, hi, interior) "
+            f"triples, one per operand axis ({x.ndim}) is needed")
+    shape = []
+    for axis, ((lo, hi, interior), d) in enumerate(zip(padding_config, x.shape, strict=True)):
+        if interior < 0:
+            raise errors.ShapeError(f"pad of {x.str_short()}: interior padding {interior} on axis "
+                                    f"{axis} must be >= 0")
+        size = lo + hi + d + max(d - 1, 0) * interior
+        if size < 0:
+            raise errors.ShapeError(
+                f"pad of {x.str_short()}: padding {(lo, hi, interior)} on axis {axis} crops "
+                f"more than the axis holds (result size {size}); use smaller negative lo/hi")
+        shape.append(size)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _pad_lower(ctx, x, padding_value, *, padding_config):
+    lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    return [hlo.pad(x, padding_value, mlir.dense_i64(lo), mlir.dense_i64(hi),
+                    mlir.dense_i64(interior))]
+
+
+pad_p = _make("pad", _pad_abstract_eval, _pad_lower)
+
+
+# --- iota(dtype, shape, dimension) (no operands) ---------------------------------------------------
+
+def _iota_abstract_eval(*, dtype, shape, dimension):
+    _check_shape("iota", shape)
+    dt = np.dtype(dtype)
+    if dtypes.is_bool(dt) or dt not in dtypes.SUPPORTED:
+        raise errors.DTypeError(f"iota needs a numeric dtype, got {dt}")
+    if not isinstance(dimension, int) or not 0 <= dimension < len(shape):
+        raise errors.ShapeError(f"iota: dimension {dimension} is out of range for shape {shape}")
+    return ShapedArray(shape, dt)
+
+
+def _iota_lower(ctx, *, dtype, shape, dimension):
+    return [hlo.iota(mlir.aval_type(ctx.avals_out[0]), dimension)]
+
+
+iota_p = _make("iota", _iota_abstract_eval, _iota_lower)

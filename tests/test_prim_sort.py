@@ -45,7 +45,8 @@ shapes = st.lists(st.integers(0, 4), min_size=1, max_size=4).map(tuple)
 def _rows(x, axis):
     """Move `axis` last and flatten the rest: one row per 1-D slice."""
     moved = np.moveaxis(x, axis, -1)
-    return moved.reshape(-1, moved.shape[-1]), moved.shape
+    rows = int(np.prod(moved.shape[:-1]))
+    return moved.reshape(rows, moved.shape[-1]), moved.shape
 
 
 def numpy_lexsort(operands, axis, num_keys):

@@ -81,7 +81,7 @@ class StaticArgumentError(YaxError, ValueError):
 
 
 class InputMismatchError(YaxError, TypeError):
-    """A compiled executable was called with arguments whose shapes or dtypes differ from its own."""
+    """A compiled executable was called with arguments of other shapes or dtypes than its own."""
 
 
 class NotImplementedRuleError(YaxError, NotImplementedError):

@@ -118,7 +118,7 @@ def iinfo(dt):
     return np.iinfo(dt)
 
 
-# --- the promotion lattice ---------------------------------------------------------------------
+# --- the promotion lattice ---
 # Edges point from a type to the types it promotes to directly (JAX's type promotion lattice).
 _WEAK_I, _WEAK_F, _WEAK_C = "i*", "f*", "c*"
 _LATTICE = {

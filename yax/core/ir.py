@@ -103,7 +103,7 @@ class ClosedJaxpr:
     __repr__ = __str__
 
 
-# --- pretty printing -----------------------------------------------------------------------------
+# --- pretty printing ---
 
 class _Namer:
     def __init__(self):

@@ -12,7 +12,7 @@ from jaxlib.mlir import ir
 
 from yax.core.ir import ClosedJaxpr, Jaxpr, Literal
 from yax.interpreters import mlir
-from yax.interpreters.mlir import func, hlo
+from yax.interpreters.mlir import func
 
 
 class ModuleContext:

@@ -16,8 +16,7 @@ from yax.core.avals import ShapedArray
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
 from yax.interpreters.mlir import chlo, hlo
-from yax.primitives._checks import (broadcast_elementwise_shapes, dtype_kind_check,
-                                    same_dtypes)
+from yax.primitives._checks import broadcast_elementwise_shapes, dtype_kind_check, same_dtypes
 
 
 def broadcast_operands(ctx, operands) -> list:
@@ -31,7 +30,7 @@ def _weak(avals) -> bool:
     return all(a.weak_type for a in avals)
 
 
-# --- unary -----------------------------------------------------------------------------------------
+# --- unary ---------------------------------------------------------------------------------------
 
 def _unary_abstract_eval(name, kind, out_dtype=None):
     def rule(x, **params):
@@ -133,7 +132,7 @@ unary_primitives = {
 globals().update({f"{name}_p": prim for name, prim in unary_primitives.items()})
 
 
-# --- integer_pow: x ** y for a static Python int y -------------------------------------------------
+# --- integer_pow: x ** y for a static Python int y -----------------------------------------------
 
 def _integer_pow_abstract_eval(x, *, y):
     dtype_kind_check("integer_pow", x, "numeric")
@@ -167,7 +166,7 @@ integer_pow_p.abstract_eval = _integer_pow_abstract_eval
 integer_pow_p.lower = _integer_pow_lower
 
 
-# --- binary ----------------------------------------------------------------------------------------
+# --- binary --------------------------------------------------------------------------------------
 
 def _nary_abstract_eval(name, kind, out_dtype=None):
     def rule(*avals, **params):
@@ -225,7 +224,7 @@ pow_p.abstract_eval = _pow_abstract_eval
 pow_p.lower = _pow_lower
 
 
-# --- comparisons -----------------------------------------------------------------------------------
+# --- comparisons ---------------------------------------------------------------------------------
 
 def _compare_type(dt) -> str:
     if dtypes.is_inexact(dt):
@@ -256,7 +255,7 @@ for _name, _direction in COMPARISON_TABLE:
 globals().update({f"{name}_p": prim for name, prim in comparison_primitives.items()})
 
 
-# --- select_n(which, *cases) -------------------------------------------------------------------------
+# --- select_n(which, *cases) ---------------------------------------------------------------------
 
 def _select_n_abstract_eval(which, *cases):
     if not cases:
@@ -297,7 +296,7 @@ select_n_p.abstract_eval = _select_n_abstract_eval
 select_n_p.lower = _select_n_lower
 
 
-# --- clamp(min, x, max) ------------------------------------------------------------------------------
+# --- clamp(min, x, max) --------------------------------------------------------------------------
 
 def _clamp_abstract_eval(lo, x, hi):
     dtype_kind_check("clamp", x, "real")
@@ -318,7 +317,7 @@ clamp_p.abstract_eval = _clamp_abstract_eval
 clamp_p.lower = _clamp_lower
 
 
-# --- convert_element_type and bitcast_convert_type ---------------------------------------------------
+# --- convert_element_type and bitcast_convert_type -----------------------------------------------
 
 def _convert_abstract_eval(x, *, new_dtype, weak_type=False):
     if np.dtype(new_dtype) not in dtypes.SUPPORTED:

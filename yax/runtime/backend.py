@@ -29,7 +29,7 @@ def _autodetect() -> str:
 
 
 def platform() -> str:
-    """The platform in use: `config.platform` (YAX_PLATFORM) if set, else gpu if present, else cpu."""
+    """The platform in use: config.platform (YAX_PLATFORM) if set, else gpu if present, else cpu."""
     requested = config.platform
     if requested:
         requested = requested.lower().split(",")[0]

@@ -19,7 +19,7 @@ DTYPES_64 = [np.float64, np.int64]
 
 
 @pytest.fixture(params=[False, True], ids=["x32", "x64"])
-def x64(request):
+def x64_mode(request):
     """Run the test with 64-bit mode off and on, restoring the flag afterwards."""
     old = yax.config.enable_x64
     yax.config.update("enable_x64", request.param)
@@ -78,9 +78,9 @@ def numpy_reduce(name, x, axes):
 @pytest.mark.parametrize("name", list(NUMPY_REDUCE))
 @SETTINGS
 @given(data=st.data())
-def test_reduce(x64, name, data):
+def test_reduce(x64_mode, name, data):
     shape = data.draw(shapes, "shape")
-    dtype = data.draw(st.sampled_from(dtypes_for(x64, REDUCE_KINDS[name])), "dtype")
+    dtype = data.draw(st.sampled_from(dtypes_for(x64_mode, REDUCE_KINDS[name])), "dtype")
     axes = tuple(sorted(data.draw(st.sets(st.integers(0, max(len(shape) - 1, 0)),
                                           max_size=len(shape)), "axes")))
     x = values(data.draw(st.integers(0, 2**16)), shape, dtype, nan=name in ("max", "min"))
@@ -106,11 +106,11 @@ def test_reduce_negative_axes_and_nan_propagation():
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
 @SETTINGS
 @given(data=st.data())
-def test_arg_reduce(x64, name, data):
+def test_arg_reduce(x64_mode, name, data):
     shape = data.draw(nonempty_shapes, "shape")
-    dtype = data.draw(st.sampled_from(dtypes_for(x64)), "dtype")
+    dtype = data.draw(st.sampled_from(dtypes_for(x64_mode)), "dtype")
     axis = data.draw(st.integers(-len(shape), len(shape) - 1), "axis")
-    index_dtype = data.draw(st.sampled_from([np.int32, np.uint8] + ([np.int64] if x64 else [])))
+    index_dtype = data.draw(st.sampled_from([np.int32, np.uint8] + ([np.int64] if x64_mode else [])))
     x = values(data.draw(st.integers(0, 2**16)), shape, dtype, nan=True)
     want = getattr(np, name)(x, axis=axis).astype(index_dtype)
     fun = getattr(lax, name)
@@ -138,9 +138,9 @@ def numpy_cumulative(name, x, axis, reverse):
 @pytest.mark.parametrize("name", ["cumsum", "cumprod", "cummax", "cummin"])
 @SETTINGS
 @given(data=st.data())
-def test_cumulative(x64, name, data):
+def test_cumulative(x64_mode, name, data):
     shape = data.draw(st.lists(st.integers(0, 4), min_size=1, max_size=4).map(tuple), "shape")
-    dtype = data.draw(st.sampled_from(dtypes_for(x64)), "dtype")
+    dtype = data.draw(st.sampled_from(dtypes_for(x64_mode)), "dtype")
     axis = data.draw(st.integers(-len(shape), len(shape) - 1), "axis")
     reverse = data.draw(st.booleans(), "reverse")
     x = values(data.draw(st.integers(0, 2**16)), shape, dtype, nan=name in ("cummax", "cummin"))

@@ -19,7 +19,7 @@ DTYPES_64 = [np.float64, np.int64]
 
 
 @pytest.fixture(params=[False, True], ids=["x32", "x64"])
-def x64(request):
+def x64_mode(request):
     """Run the test with 64-bit mode off and on, restoring the flag afterwards."""
     old = yax.config.enable_x64
     yax.config.update("enable_x64", request.param)
@@ -64,9 +64,9 @@ def numpy_lexsort(operands, axis, num_keys):
 
 @SETTINGS
 @given(data=st.data())
-def test_sort_one_operand(x64, data):
+def test_sort_one_operand(x64_mode, data):
     shape = data.draw(shapes, "shape")
-    dtype = data.draw(st.sampled_from(DTYPES_32 + (DTYPES_64 if x64 else [])), "dtype")
+    dtype = data.draw(st.sampled_from(DTYPES_32 + (DTYPES_64 if x64_mode else [])), "dtype")
     dimension = data.draw(st.integers(-len(shape), len(shape) - 1), "dimension")
     x = values(data.draw(st.integers(0, 2**16)), shape, dtype)
     want = np.sort(x, axis=dimension, kind="stable")
@@ -75,9 +75,9 @@ def test_sort_one_operand(x64, data):
 
 @SETTINGS
 @given(data=st.data())
-def test_sort_several_operands(x64, data):
+def test_sort_several_operands(x64_mode, data):
     shape = data.draw(shapes, "shape")
-    pool = DTYPES_32 + (DTYPES_64 if x64 else [])
+    pool = DTYPES_32 + (DTYPES_64 if x64_mode else [])
     dts = [data.draw(st.sampled_from(pool), f"dtype{i}") for i in range(3)]
     num_keys = data.draw(st.integers(1, 3), "num_keys")
     dimension = data.draw(st.integers(0, len(shape) - 1), "dimension")

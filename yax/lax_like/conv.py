@@ -96,6 +96,11 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     rhs_dilation = tuple(int(d) for d in (rhs_dilation or (1,) * nspatial))
     window_strides = tuple(int(s) for s in window_strides)
     if isinstance(padding, str):
+        if any(d != 1 for d in lhs_dilation):  # as jax.lax: the intended output size is ambiguous
+            raise errors.ShapeError(
+                f"conv_general_dilated: padding {padding!r} with lhs_dilation={lhs_dilation} "
+                f"(a transposed convolution) for lhs {la.str_short()} and rhs {ra.str_short()} "
+                f"is ambiguous; give explicit (lo, hi) padding pairs")
         in_sizes = [_dilated(la.shape[d], ld) for d, ld in zip(dn.lhs_spec[2:], lhs_dilation)]
         k_sizes = [_dilated(ra.shape[d], rd) for d, rd in zip(dn.rhs_spec[2:], rhs_dilation)]
         padding = padtype_to_pads(in_sizes, k_sizes, window_strides, padding)

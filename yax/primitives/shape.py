@@ -47,7 +47,7 @@ def _reshape_lower(ctx, x, **params):
     return [hlo.reshape(mlir.aval_type(ctx.avals_out[0]), x)]
 
 
-# --- broadcast_in_dim(x, shape, broadcast_dimensions) ----------------------------------------------
+# --- broadcast_in_dim(x, shape, broadcast_dimensions) ---------------------------------------------
 
 def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions):
     _check_shape("broadcast_in_dim", shape)
@@ -78,7 +78,7 @@ broadcast_in_dim_p = _make("broadcast_in_dim", _broadcast_in_dim_abstract_eval,
                            _broadcast_in_dim_lower)
 
 
-# --- reshape(x, new_sizes, dimensions) -------------------------------------------------------------
+# --- reshape(x, new_sizes, dimensions) ------------------------------------------------------------
 
 def _check_permutation(name: str, x, perm) -> None:
     if tuple(sorted(perm)) != tuple(range(x.ndim)):
@@ -107,7 +107,7 @@ def _reshape_with_dims_lower(ctx, x, *, new_sizes, dimensions):
 reshape_p = _make("reshape", _reshape_abstract_eval, _reshape_with_dims_lower)
 
 
-# --- transpose(x, permutation) ---------------------------------------------------------------------
+# --- transpose(x, permutation) --------------------------------------------------------------------
 
 def _transpose_abstract_eval(x, *, permutation):
     _check_permutation("transpose", x, permutation)
@@ -121,7 +121,7 @@ def _transpose_lower(ctx, x, *, permutation):
 transpose_p = _make("transpose", _transpose_abstract_eval, _transpose_lower)
 
 
-# --- squeeze(x, dimensions) / expand_dims(x, dimensions) -------------------------------------------
+# --- squeeze(x, dimensions) / expand_dims(x, dimensions) ------------------------------------------
 
 def _squeeze_abstract_eval(x, *, dimensions):
     check_axes(f"squeeze of {x.str_short()}", dimensions, x.ndim)
@@ -149,7 +149,7 @@ def _expand_dims_abstract_eval(x, *, dimensions):
 expand_dims_p = _make("expand_dims", _expand_dims_abstract_eval, _reshape_lower)
 
 
-# --- rev(x, dimensions) ----------------------------------------------------------------------------
+# --- rev(x, dimensions) ---------------------------------------------------------------------------
 
 def _rev_abstract_eval(x, *, dimensions):
     check_axes(f"rev of {x.str_short()}", dimensions, x.ndim)
@@ -163,7 +163,7 @@ def _rev_lower(ctx, x, *, dimensions):
 rev_p = _make("rev", _rev_abstract_eval, _rev_lower)
 
 
-# --- concatenate(*operands, dimension) -------------------------------------------------------------
+# --- concatenate(*operands, dimension) ------------------------------------------------------------
 
 def _concatenate_abstract_eval(*xs, dimension):
     if not xs:
@@ -194,7 +194,7 @@ def _concatenate_lower(ctx, *xs, dimension):
 concatenate_p = _make("concatenate", _concatenate_abstract_eval, _concatenate_lower)
 
 
-# --- pad(x, padding_value, padding_config) ---------------------------------------------------------
+# --- pad(x, padding_value, padding_config) --------------------------------------------------------
 
 def _pad_abstract_eval(x, padding_value, *, padding_config):
     if padding_value.ndim != 0:
@@ -228,7 +228,7 @@ def _pad_lower(ctx, x, padding_value, *, padding_config):
 pad_p = _make("pad", _pad_abstract_eval, _pad_lower)
 
 
-# --- iota(dtype, shape, dimension) (no operands) ---------------------------------------------------
+# --- iota(dtype, shape, dimension) (no operands) --------------------------------------------------
 
 def _iota_abstract_eval(*, dtype, shape, dimension):
     _check_shape("iota", shape)

@@ -28,6 +28,11 @@ class Executable:
     def __call__(self, buffers: list) -> list:
         return self._exe.execute(buffers)
 
+    @property
+    def raw_execute(self):
+        """The bound PJRT execute (buffers in, buffers out), for the jit hot path."""
+        return self._exe.execute
+
     def memory_stats(self) -> dict:
         s = self._exe.get_compiled_memory_stats()
         return {"argument_bytes": s.argument_size_in_bytes, "output_bytes": s.output_size_in_bytes,

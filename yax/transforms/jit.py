@@ -29,7 +29,7 @@ class _Entry:
     """One traced (and, once run eagerly, compiled) specialisation of a jitted function."""
 
     __slots__ = ("jaxpr", "consts", "out_tree", "exe", "const_bufs", "out_avals", "donated",
-                 "n_outs_single")
+                 "n_outs_single", "execute")
 
     def __init__(self, jaxpr: ClosedJaxpr, consts, out_tree, donated):
         self.jaxpr = jaxpr          # const-free: consts are its leading parameters
@@ -39,6 +39,7 @@ class _Entry:
         self.donated = donated
         self.exe = None
         self.const_bufs = None
+        self.execute = None  # the raw PJRT execute of `exe`, bound once for the hot path
         self.n_outs_single = out_tree.num_leaves == 1 and tree_util.treedef_is_leaf(out_tree)
 
     def compile(self, owner) -> None:
@@ -54,7 +55,20 @@ class _Entry:
         self.exe = executable.compile_module(mctx.module, self.jaxpr.in_avals, self.out_avals,
                                              platform=platform)
         self.const_bufs = [eager.to_array(c).buffer for c in self.consts]
+        self.execute = self.exe.raw_execute
         owner.compile_count += 1
+
+    def run_arrays(self, args) -> object:
+        """The hot path: every argument is an Array and the executable exists."""
+        try:
+            outs = self.execute(self.const_bufs + [a._buf for a in args])
+        except Exception:
+            _raise_if_deleted(args)
+            raise
+        if self.n_outs_single:
+            return Array(outs[0], self.out_avals[0])
+        arrays = [Array(b, a) for b, a in zip(outs, self.out_avals)]
+        return tree_util.tree_unflatten(self.out_tree, arrays)
 
     def run(self, owner, leaves) -> object:
         if self.exe is None:
@@ -124,16 +138,17 @@ class JitFunction:
             else:
                 entry = self._fast_cache.get((tuple(avals), config.enable_x64, config.platform))
                 if entry is not None:
-                    return entry.run(self, args)
+                    return entry.run_arrays(args)
         return self._call(args, kwargs)
 
     def _call(self, args, kwargs):
         entry, leaves, key = self._lookup(args, kwargs)
         if current_trace() is EVAL_TRACE:
+            out = entry.run(self, leaves)
             if key is not None and self._fast_ok and not kwargs and all(
                     type(a) is Array for a in args):
                 self._fast_cache[(key[1], config.enable_x64, config.platform)] = entry
-            return entry.run(self, leaves)
+            return out
         outs = bind(pjit_p, *entry.consts, *leaves, jaxpr=entry.jaxpr,
                     name=getattr(self._fun, "__name__", "fun"))
         return tree_util.tree_unflatten(entry.out_tree, outs)

@@ -91,7 +91,8 @@ def numpy_dot(spec, lhs, rhs, out_dtype):
 @given(data=st.data())
 def test_dot_general(x64_mode, data):
     lhs_shape, rhs_shape, dnums, spec = dot_setup(data.draw(dot_problems(), "problem"))
-    dtype = np.dtype(data.draw(st.sampled_from(DTYPES_32 + (DTYPES_64 if x64_mode else [])), "dtype"))
+    pool = DTYPES_32 + (DTYPES_64 if x64_mode else [])
+    dtype = np.dtype(data.draw(st.sampled_from(pool), "dtype"))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     lhs, rhs = values(rng, lhs_shape, dtype), values(rng, rhs_shape, dtype)
     want = numpy_dot(spec, lhs, rhs, dtype)
@@ -143,7 +144,8 @@ def test_dot_general_errors():
     assert "f32[2,3]" in msg and "i32[3,2]" in msg
     _raises(yax.errors.ShapeError, lambda x, y: lax.dot_general(x, y, (((2,), (0,)), ((), ()))),
             a, b)
-    msg = _raises(yax.errors.ShapeError, lambda x, y: lax.dot(x, y), np.ones((2, 2, 2), np.float32), a)
+    msg = _raises(yax.errors.ShapeError, lambda x, y: lax.dot(x, y),
+                  np.ones((2, 2, 2), np.float32), a)
     assert "f32[2,2,2]" in msg
 
 
@@ -155,7 +157,8 @@ CONV_CASES = [
     ((2, 3, 8, 8), (4, 3, 3, 3), (2, 2), "VALID", None, None, ("NCHW", "OIHW", "NCHW"), 1, 1),
     ((2, 7, 6, 3), (3, 2, 3, 5), (1, 2), ((1, 2), (0, 1)), None, (2, 1),
      ("NHWC", "HWIO", "NHWC"), 1, 1),
-    ((1, 5, 5, 4), (3, 3, 2, 6), (1, 1), ((1, 1), (2, 1)), (2, 2), None, ("NHWC", "HWIO", "NHWC"), 2, 1),
+    ((1, 5, 5, 4), (3, 3, 2, 6), (1, 1), ((1, 1), (2, 1)), (2, 2), None,
+     ("NHWC", "HWIO", "NHWC"), 2, 1),
     ((2, 4, 9), (4, 1, 3), (2,), "SAME", None, (3,), ("NCH", "OIH", "NCH"), 4, 1),
     ((4, 2, 6, 6), (6, 2, 2, 2), (1, 1), "VALID", None, None, None, 1, 2),
     ((2, 3, 5, 5), (4, 3, 2, 2), (3, 2), "SAME_LOWER", None, (2, 1), None, 1, 1),

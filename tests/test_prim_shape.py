@@ -23,6 +23,10 @@ FAST_X64 = settings(max_examples=8, deadline=None,
 
 
 def _values(seed: int, shape, dtype) -> np.ndarray:
+    return np.asarray(_draw_values(seed, shape, dtype))
+
+
+def _draw_values(seed: int, shape, dtype):
     rng = np.random.default_rng(seed)
     dtype = np.dtype(dtype)
     if dtype == np.bool_:
@@ -37,7 +41,7 @@ def _values(seed: int, shape, dtype) -> np.ndarray:
 SEEDS = st.integers(0, 2**16)
 
 
-# --- broadcast_in_dim / broadcast / broadcast_to_rank -------------------------------------------
+# --- broadcast_in_dim / broadcast / broadcast_to_rank ---------------------------------------------
 
 @st.composite
 def _broadcast_case(draw):
@@ -74,7 +78,7 @@ def test_broadcast_and_broadcast_to_rank(shape, sizes, dtype, seed):
     check_eager_and_jit(lambda a: lax.broadcast_to_rank(a, 5), [x], ranked)
 
 
-# --- reshape / transpose -------------------------------------------------------------------------
+# --- reshape / transpose --------------------------------------------------------------------------
 
 @st.composite
 def _reshape_case(draw):
@@ -115,7 +119,7 @@ def test_transpose(data, shape, dtype, seed):
     check_eager_and_jit(lambda a: lax.transpose(a, perm), [x], np.transpose(x, perm))
 
 
-# --- squeeze / expand_dims / rev -------------------------------------------------------------------
+# --- squeeze / expand_dims / rev ------------------------------------------------------------------
 
 @FAST
 @given(data=st.data(), dtype=DTYPES, seed=SEEDS)
@@ -151,7 +155,7 @@ def test_rev(data, shape, dtype, seed):
     check_eager_and_jit(lambda a: lax.rev(a, dims), [x], np.flip(x, tuple(dims)))
 
 
-# --- concatenate -----------------------------------------------------------------------------------
+# --- concatenate ----------------------------------------------------------------------------------
 
 @FAST
 @given(data=st.data(), dtype=DTYPES, seed=SEEDS)
@@ -167,7 +171,7 @@ def test_concatenate(data, dtype, seed):
     check_eager_and_jit(lambda *a: lax.concatenate(a, dim), xs, np.concatenate(xs, dim))
 
 
-# --- pad -------------------------------------------------------------------------------------------
+# --- pad ------------------------------------------------------------------------------------------
 
 def _np_pad(x, value, config):
     """NumPy reference: interior padding by strided placement, then edge pad or crop."""
@@ -212,7 +216,7 @@ def test_pad_python_scalar_value():
     check_eager_and_jit(lambda a: lax.pad(a, 7, [(1, 2, 1)]), [x], want)
 
 
-# --- iota ------------------------------------------------------------------------------------------
+# --- iota -----------------------------------------------------------------------------------------
 
 @FAST
 @given(shape=NONEMPTY_SHAPES, data=st.data(),
@@ -225,7 +229,7 @@ def test_broadcasted_iota(shape, data, dtype):
     check_eager_and_jit(lambda: lax.iota(dtype, shape[0]), [], np.arange(shape[0], dtype=dtype))
 
 
-# --- 64-bit dtypes ---------------------------------------------------------------------------------
+# --- 64-bit dtypes --------------------------------------------------------------------------------
 
 @FAST_X64
 @given(data=st.data(), dtype=st.sampled_from(["float64", "int64"]), seed=SEEDS)
@@ -242,7 +246,7 @@ def test_shape_ops_x64(x64, data, dtype, seed):
     check_eager_and_jit(lambda: lax.iota(dtype, 4), [], np.arange(4, dtype=dtype))
 
 
-# --- trace-time errors -----------------------------------------------------------------------------
+# --- trace-time errors ----------------------------------------------------------------------------
 
 F34 = np.zeros((3, 4), np.float32)
 
@@ -287,7 +291,7 @@ def test_dtype_errors():
         lax.iota(np.bool_, 3)
 
 
-# --- no-op equations -------------------------------------------------------------------------------
+# --- no-op equations ------------------------------------------------------------------------------
 
 NOOPS = [
     ("reshape", lambda a: lax.reshape(a, (3, 4))),

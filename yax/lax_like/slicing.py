@@ -110,6 +110,8 @@ def _start_indices(name: str, shape, start_indices, allow_negative_indices=True)
                                     f"{s.aval.str_short()}")
     pairs = [(s.aval.dtype, s.aval.weak_type) for s in dynamic] or [(dtypes.default_int(), True)]
     dt = dtypes.result_type(*pairs)[0]
+    if shape and max(shape) > dtypes.iinfo(dt).max:  # e.g. int8 indices into a long axis
+        dt = dtypes.result_type((dt, False), (dtypes.canonicalize(dtypes.int32), False))[0]
     out = []
     for s, n, neg in zip(starts, shape, allow, strict=True):
         if _is_static_int(s):
@@ -117,10 +119,11 @@ def _start_indices(name: str, shape, start_indices, allow_negative_indices=True)
             # XLA clamps into [0, n - size] anyway; clamping to [0, n] first keeps it in dtype
             out.append(TypedScalar(min(max(s, 0), n), dt, weak_type=False))
             continue
-        if neg and dtypes.is_signed_int(s.aval.dtype):
-            s = ew.select(ew.lt(s, 0), ew.add(s, n), s)
+        signed = dtypes.is_signed_int(s.aval.dtype)
         if s.aval.dtype != dt:
             s = ew.convert_element_type(s, dt)
+        if neg and signed:
+            s = ew.select(ew.lt(s, 0), ew.add(s, n), s)
         out.append(s)
     return out
 
@@ -207,13 +210,16 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
            indices_are_sorted=False, mode=None, fill_value=None):
     """XLA's gather: one window of `slice_sizes` per index vector (the last axis of indices).
 
-    `mode` defaults to FILL_OR_DROP: windows that do not fit are filled with `fill_value`
-    (default NaN for inexact dtypes, the minimum for signed ints, the maximum for unsigned
-    ints, True for bool). See the slicing primitives' module docstring for the exact meaning.
+    `mode` None means PROMISE_IN_BOUNDS, as in jax.lax.gather (XLA then clamps the starts).
+    With 'fill', windows that do not fit are filled with `fill_value` (default NaN for inexact
+    dtypes, the minimum for signed ints, the maximum for unsigned ints, True for bool); 'clip'
+    clamps the starts. See the slicing primitives' module docstring for the exact meaning.
     Example (x[i] for x of shape (5, 3), i of shape (k,)):
         gather(x, i[:, None], GatherDimensionNumbers((1,), (0,), (0,)), (1, 3))
     """
-    mode = GatherScatterMode.from_any(mode)
+    # jax.lax.gather's default differs from GatherScatterMode.from_any(None) (FILL_OR_DROP)
+    mode = GatherScatterMode.from_any(GatherScatterMode.PROMISE_IN_BOUNDS if mode is None
+                                      else mode)
     if fill_value is not None and mode == GatherScatterMode.FILL_OR_DROP:
         fill_value = np.asarray(fill_value).item()  # hashable, printable param
     else:

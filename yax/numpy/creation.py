@@ -59,8 +59,9 @@ def _leaf_type(x) -> tuple[np.dtype, bool]:
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval.dtype, aval.weak_type
-    if isinstance(x, _SCALARS):
+    if isinstance(x, _SCALARS) and not isinstance(x, np.generic):
         return dtypes.scalar_type_of(x)
+    # np.float64 subclasses float, but NumPy scalars are strongly typed
     return dtypes.canonicalize(np.asarray(x).dtype), False
 
 
@@ -203,7 +204,7 @@ def _broadcast_fill(fill_value, shape, dt, weak):
     """A traced fill (or any fill of a traced-shape request) built with broadcast_in_dim."""
     from yax.lax_like.elementwise import _convert_keep_weak
     from yax.numpy._promote import broadcast_to_shape, shape_of
-    if isinstance(fill_value, _SCALARS):
+    if isinstance(fill_value, _SCALARS) and not isinstance(fill_value, np.generic):
         fill = TypedScalar(fill_value, dt, weak)
     else:
         fill = _convert_keep_weak(asarray(fill_value), dt, weak)

@@ -76,7 +76,8 @@ def _dtype_and_weak(x) -> tuple[np.dtype, bool]:
     """(dtype, weak) of a value or dtype-like; Python scalars and their types are weak."""
     if x is None:
         raise TypeError("result_type: None is not a dtype or array")
-    if isinstance(x, _PY_TYPES) or (isinstance(x, type) and x in _PY_TYPES):
+    if (isinstance(x, _PY_TYPES) and not isinstance(x, np.generic)) or (
+            isinstance(x, type) and x in _PY_TYPES):
         kind = x if isinstance(x, type) else type(x)
         return dtypes.dtype(kind), kind is not bool
     aval = getattr(x, "aval", None)

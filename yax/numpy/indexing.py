@@ -594,6 +594,10 @@ def _take_mode(mode, fill_value, indices, size: int, dt):
                 "transformation use mode='clip', 'wrap' or 'fill'")
         _check_bounds(value, 0, size)
         return "clip", None, value
+    if name == "clip":  # NumPy's clip: negative indices clamp to 0, they do not count back
+        if isinstance(indices, (Array, Tracer)):
+            return "clip", None, lax.clamp(0, indices, size - 1)
+        return "clip", None, np.clip(np.asarray(indices), 0, size - 1)
     name = _mode_name(name, "fill")
     if name == "fill" and fill_value is None:
         fill_value = _default_fill(dt)

@@ -11,14 +11,8 @@ import numpy as np
 
 from yax import lax_like as lax
 from yax.core import dtypes
-from yax.numpy._promote import (
-    check_arraylike,
-    promote_args,
-    promote_args_inexact,
-    promote_args_numeric,
-    promote_shapes,
-    to_operand,
-)
+from yax.numpy import _promote
+from yax.numpy._promote import check_arraylike, promote_shapes
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "divmod",
@@ -36,6 +30,28 @@ __all__ = [
     "logaddexp2", "real", "imag", "conj", "conjugate", "heaviside", "sinc", "nextafter",
     "isclose", "allclose",
 ]
+
+
+def _strong_numpy_scalars(args):
+    """np.float64 and np.complex128 subclass Python's float and complex, but NumPy scalars are
+    strongly typed (as in JAX): pass them on as 0-d NumPy arrays so promotion sees that."""
+    return [np.asarray(a) if isinstance(a, np.generic) else a for a in args]
+
+
+def to_operand(x):
+    return _promote.to_operand(np.asarray(x) if isinstance(x, np.generic) else x)
+
+
+def promote_args(name, *args):
+    return _promote.promote_args(name, *_strong_numpy_scalars(args))
+
+
+def promote_args_inexact(name, *args):
+    return _promote.promote_args_inexact(name, *_strong_numpy_scalars(args))
+
+
+def promote_args_numeric(name, *args):
+    return _promote.promote_args_numeric(name, *_strong_numpy_scalars(args))
 
 
 def _dtype(x):
@@ -199,7 +215,7 @@ def power(x1, x2, /):
     if _is_static_int(x2) and not isinstance(x1, (int, float, complex)):
         x1, _ = promote_args_numeric("power", x1, int(x2))
         if _is_int(x1) and x2 < 0:
-            raise ValueError("power: integers cannot be raised to negative integer powers")
+            raise TypeError("power: integers cannot be raised to negative integer powers")
         return lax.integer_pow(x1, int(x2))
     x1, x2 = promote_args_numeric("power", x1, x2)
     if not _is_int(x1):

@@ -133,7 +133,7 @@ class GatherScatterMode(enum.Enum):
         """Accept a mode, its name ('clip', 'fill', 'drop', 'promise_in_bounds') or None."""
         if isinstance(s, GatherScatterMode):
             return s
-        if s is None:  # jax.lax's documented default for gather and scatter
+        if s is None:  # as jax's from_any; lax.gather maps None to PROMISE_IN_BOUNDS first
             return GatherScatterMode.FILL_OR_DROP
         names = {"clip": GatherScatterMode.CLIP, "fill": GatherScatterMode.FILL_OR_DROP,
                  "drop": GatherScatterMode.FILL_OR_DROP,

@@ -1,0 +1,470 @@
+"""yax.numpy core (dtypes, creation, ufuncs, reductions, manipulation, operators) against real
+jax.numpy as the oracle: values, result dtypes and weak types, eagerly and under yax.jit."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp_ref
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import yax
+import yax.numpy as jnp
+from tests.harness import assert_close, check_eager_and_jit
+
+SETTINGS = settings(max_examples=6, deadline=None, derandomize=True)
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+PROMO_DTYPES = [np.dtype(d) for d in (np.bool_, np.int8, np.uint8, np.int32, np.float16)] + [
+    BF16, np.dtype(np.float32)]
+PY_SCALARS = [True, 3, 2.5]
+
+
+def sample(rng, shape, dtype, *, low=-5, high=5):
+    """Random data of `dtype` in [low, high] (bools: random)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) > 0.5
+    if np.issubdtype(dtype, np.unsignedinteger):
+        return rng.integers(max(low, 0), high + 1, shape).astype(dtype)
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(low, high + 1, shape).astype(dtype)
+    return rng.uniform(low, high, shape).astype(dtype)
+
+
+def ref(x):
+    return jnp_ref.asarray(x) if isinstance(x, np.ndarray) else x
+
+
+def check_vs_jax(yfun, rfun, args, *, rtol=None, atol=None):
+    """yfun eagerly and under jit matches rfun (jax) in values, dtype and weak type."""
+    want = rfun(*(ref(a) for a in args))
+    outs = check_eager_and_jit(yfun, args, np.asarray(want), rtol=rtol, atol=atol)
+    for out in outs:
+        assert out.weak_type == want.weak_type, (out.weak_type, want.weak_type)
+    return outs
+
+
+# --- promotion ---------------------------------------------------------------------------------
+
+_OPERANDS = PROMO_DTYPES + PY_SCALARS
+
+
+def _operand(kind):
+    if isinstance(kind, np.dtype):
+        return np.ones((2,), kind)
+    return kind
+
+
+@pytest.mark.parametrize("a", _OPERANDS, ids=str)
+@pytest.mark.parametrize("b", _OPERANDS, ids=str)
+def test_promotion_table(a, b):
+    x, y = _operand(a), _operand(b)
+    want = jnp_ref.add(ref(x), ref(y))
+    got = jnp.add(*(yax.device_put(v) if isinstance(v, np.ndarray) else v for v in (x, y)))
+    assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+    assert jnp.result_type(x, y) == jnp_ref.result_type(x, y)
+    staged = yax.eval_shape(lambda u, v: jnp.add(u, v), x, y)
+    assert staged.dtype == want.dtype
+
+
+def test_weak_scalar_keeps_array_dtype():
+    assert jnp.ones(3, jnp.float16).__mul__(2.0).dtype == np.float16
+    out = jnp.arange(3) + 1.5
+    assert (out.dtype, out.weak_type) == (np.float32, True)
+    assert (jnp.ones(3, jnp.uint8) + 1).dtype == np.uint8
+
+
+def test_dtype_api_matches_jax():
+    for a in PROMO_DTYPES:
+        for b in PROMO_DTYPES:
+            assert jnp.promote_types(a, b) == jnp_ref.promote_types(a, b)
+    assert jnp.dtype(jnp.float32) == np.float32
+    assert jnp.issubdtype(jnp.bfloat16, jnp.floating)
+    assert not jnp.issubdtype(jnp.int32, jnp.floating)
+    assert jnp.issubdtype(jnp.uint8, jnp.integer)
+    assert jnp.can_cast(jnp.int8, jnp.int32) and not jnp.can_cast(jnp.float32, jnp.int32)
+    assert jnp.finfo(jnp.bfloat16).eps == jnp_ref.finfo(jnp_ref.bfloat16).eps
+    assert jnp.iinfo(jnp.int8).max == 127
+    assert jnp.result_type(jnp.float16, 2.0) == np.float16
+    x = jnp.float32(3)
+    assert x.dtype == np.float32 and not x.weak_type and float(x) == 3.0
+    assert jnp.newaxis is None and jnp.pi == np.pi
+
+
+# --- creation ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.array([1, 2.5]), lambda m: m.array(1.0), lambda m: m.array([[1, 2], [3, 4]]),
+    lambda m: m.array(3), lambda m: m.array(True), lambda m: m.array([True, 2]),
+    lambda m: m.array(np.arange(3, dtype=np.int8)), lambda m: m.array([1, 2], dtype=m.float16),
+    lambda m: m.asarray(2.0), lambda m: m.zeros((2, 3)), lambda m: m.ones(3, m.int32),
+    lambda m: m.full((2,), 2.5), lambda m: m.full(2, 7, m.uint8), lambda m: m.empty(2),
+    lambda m: m.zeros_like(m.ones(2, m.int8)), lambda m: m.ones_like(m.array(1.0)),
+    lambda m: m.full_like(m.arange(3), 2.5), lambda m: m.arange(5), lambda m: m.arange(1, 7, 2),
+    lambda m: m.arange(0.0, 1.0, 0.25), lambda m: m.arange(3, dtype=m.float16),
+    lambda m: m.linspace(0, 1, 5), lambda m: m.linspace(0, 10, 4, endpoint=False),
+    lambda m: m.linspace(0, 10, 7, dtype=m.int32), lambda m: m.linspace(2.0, 3.0, 1),
+    lambda m: m.eye(3), lambda m: m.eye(2, 3, 1, dtype=m.int32), lambda m: m.identity(2),
+    lambda m: m.array([]), lambda m: m.array(np.float64(2.0)),
+])
+def test_creation_matches_jax(make):
+    want, got = make(jnp_ref), make(jnp)
+    assert_close(got, np.asarray(want))
+    assert got.weak_type == want.weak_type
+
+
+def test_linspace_retstep_and_arrays():
+    out, step = jnp.linspace(0.0, 1.0, 5, retstep=True)
+    assert float(step) == 0.25
+    want = jnp_ref.linspace(jnp_ref.zeros(2), jnp_ref.ones(2), 3, axis=1)
+    got = jnp.linspace(jnp.zeros(2), jnp.ones(2), 3, axis=1)
+    assert_close(got, np.asarray(want))
+    check_vs_jax(lambda a: jnp.linspace(a, 2 * a, 4), lambda a: jnp_ref.linspace(a, 2 * a, 4),
+                 [np.float32(1.5) * np.ones((), np.float32)])
+
+
+def test_array_of_tracers_and_full_like_under_jit():
+    f = yax.jit(lambda a, b: jnp.array([[a, b], [b, a + 1.0]]))
+    got = f(jnp.float32(1), jnp.float32(2))
+    assert_close(got, np.array([[1, 2], [2, 2]], np.float32))
+    g = yax.jit(lambda a: jnp.full_like(a, 3.0) + jnp.zeros_like(a))
+    assert_close(g(jnp.ones((2, 2), jnp.float16)), np.full((2, 2), 3, np.float16))
+    jaxpr = str(yax.make_jaxpr(lambda a: jnp.full_like(a, 3.0))(np.ones((4, 4), np.float32)))
+    assert "broadcast_in_dim" in jaxpr
+
+
+def test_arange_traced_bound_error():
+    with pytest.raises(yax.errors.ConcretizationError, match="static_argnums"):
+        yax.jit(lambda n: jnp.arange(n))(jnp.int32(3))
+    assert_close(yax.jit(lambda n: jnp.arange(n), static_argnums=0)(3), np.arange(3, dtype=np.int32))
+
+
+def test_array_python_int_overflow():
+    with pytest.raises(OverflowError):
+        jnp.array(2 ** 40)
+
+
+# --- ufuncs ------------------------------------------------------------------------------------
+
+UNARY = ["negative", "positive", "abs", "absolute", "sign", "exp", "exp2", "expm1", "log",
+         "log2", "log10", "log1p", "sqrt", "cbrt", "square", "reciprocal", "sin", "cos", "tan",
+         "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
+         "acos", "deg2rad", "rad2deg", "degrees", "radians", "floor", "ceil", "trunc", "rint",
+         "isfinite", "isinf", "isnan", "signbit", "logical_not", "invert", "real", "imag",
+         "conj", "conjugate", "sinc", "round", "around"]
+_DOMAIN = {"log": (0.5, 5), "log2": (0.5, 5), "log10": (0.5, 5), "log1p": (0, 5),
+           "sqrt": (0, 5), "arcsin": (-1, 1), "arccos": (-1, 1), "acos": (-1, 1),
+           "arctanh": (-0.9, 0.9), "arccosh": (1, 5), "reciprocal": (1, 5)}
+_NO_BOOL = {"negative", "sign", "round", "around"}
+_INT_ONLY = {"invert"}
+
+
+@pytest.mark.parametrize("name", UNARY)
+@SETTINGS
+@given(shape=hnp.array_shapes(min_dims=0, max_dims=2, max_side=3),
+       dtype=st.sampled_from(["float32", "int32", "bool", "float16", "uint8", "int8"]),
+       seed=st.integers(0, 2 ** 16))
+def test_unary_ufuncs(name, shape, dtype, seed):
+    if dtype == "bool" and name in _NO_BOOL:
+        return
+    if name in _INT_ONLY and dtype.startswith("float"):
+        return
+    low, high = _DOMAIN.get(name, (-3, 3))
+    if dtype in ("int32", "int8", "uint8", "bool") and name in _DOMAIN:
+        low, high = max(int(np.ceil(low)), 1), max(int(high), 1)
+    x = sample(np.random.default_rng(seed), shape, dtype, low=low, high=high)
+    check_vs_jax(getattr(jnp, name), getattr(jnp_ref, name), [x])
+
+
+BINARY = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder",
+          "mod", "fmod", "power", "maximum", "minimum", "fmax", "fmin", "equal", "not_equal",
+          "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
+          "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
+          "right_shift", "arctan2", "hypot", "copysign", "logaddexp", "heaviside", "nextafter",
+          "float_power"]
+_FLOAT_ONLY = {"arctan2", "hypot", "copysign", "logaddexp", "heaviside", "nextafter"}
+_INT_OR_BOOL = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}
+_NONZERO_DIVISOR = {"floor_divide", "remainder", "mod", "fmod", "divide", "true_divide"}
+
+
+@pytest.mark.parametrize("name", BINARY)
+@SETTINGS
+@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
+       dtypes=st.sampled_from([("float32", "float32"), ("int32", "int32"), ("int8", "uint8"),
+                               ("float16", "int32"), ("int32", "float32"), ("bool", "int8"),
+                               ("bfloat16", "float16")]),
+       seed=st.integers(0, 2 ** 16))
+def test_binary_ufuncs(name, shapes, dtypes, seed):
+    is_float = [d.startswith(("float", "bfloat")) for d in dtypes]
+    if name in _INT_OR_BOOL and any(is_float):
+        return
+    if name == "subtract" and dtypes == ("bool", "bool"):
+        return
+    rng = np.random.default_rng(seed)
+    lo2 = 1 if name in _NONZERO_DIVISOR | {"power", "float_power", "left_shift",
+                                           "right_shift"} else -4
+    hi2 = 3 if name in ("power", "left_shift", "right_shift") else 4
+    x = sample(rng, shapes.input_shapes[0], dtypes[0], low=-4 if name != "float_power" else 1)
+    y = sample(rng, shapes.input_shapes[1], dtypes[1], low=lo2, high=hi2)
+    if name in _NONZERO_DIVISOR and y.dtype == np.bool_:
+        y = np.ones_like(y)
+    tol = 1e-2 if "float16" in dtypes or "bfloat16" in dtypes else None
+    check_vs_jax(getattr(jnp, name), getattr(jnp_ref, name), [x, y], rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("scalar", [2, 2.5, -3, True])
+@pytest.mark.parametrize("name", ["add", "multiply", "power", "floor_divide", "remainder",
+                                  "maximum", "less", "where_like"])
+@pytest.mark.parametrize("dtype", ["float16", "int8", "float32", "uint8"])
+def test_binary_with_python_scalars(name, scalar, dtype):
+    if dtype.startswith("uint") and isinstance(scalar, int) and scalar < 0:
+        return
+    if name == "power" and dtype.startswith(("int", "uint")) and (
+            isinstance(scalar, float) or scalar < 0):
+        return
+    x = sample(np.random.default_rng(0), (3,), dtype, low=1, high=4)
+    if name == "where_like":
+        check_vs_jax(lambda a: jnp.where(a > 2, a, scalar),
+                     lambda a: jnp_ref.where(a > 2, a, scalar), [x])
+        return
+    fn, rfn = getattr(jnp, name), getattr(jnp_ref, name)
+    check_vs_jax(lambda a: fn(a, scalar), lambda a: rfn(a, scalar), [x], rtol=1e-2, atol=1e-2)
+    check_vs_jax(lambda a: fn(scalar, a), lambda a: rfn(scalar, a), [x], rtol=1e-2, atol=1e-2)
+
+
+def test_integer_division_negative_operands():
+    a = np.array([-7, -7, 7, 7, -6, 0], np.int32)
+    b = np.array([2, -2, 2, -2, 3, -5], np.int32)
+    for name in ("floor_divide", "remainder", "fmod"):
+        got = getattr(jnp, name)(yax.device_put(a), yax.device_put(b))
+        assert_close(got, getattr(np, name)(a, b))
+    fa, fb = a.astype(np.float32) + 0.5, b.astype(np.float32)
+    for name in ("floor_divide", "remainder", "fmod"):
+        assert_close(getattr(jnp, name)(fa, fb), getattr(np, name)(fa, fb))
+
+
+def test_clip_where_round_and_misc():
+    x = np.linspace(-3, 3, 13).astype(np.float32)
+    check_vs_jax(lambda a: jnp.clip(a, -1, 2), lambda a: jnp_ref.clip(a, -1, 2), [x])
+    check_vs_jax(lambda a: jnp.clip(a, max=1.5), lambda a: jnp_ref.clip(a, max=1.5), [x])
+    check_vs_jax(lambda a: jnp.clip(a, min=0), lambda a: jnp_ref.clip(a, min=0), [x])
+    check_vs_jax(lambda a: jnp.round(a, 1), lambda a: jnp_ref.round(a, 1), [x * 1.37])
+    check_vs_jax(lambda a: jnp.where(a > 0, a, 0.0), lambda a: jnp_ref.where(a > 0, a, 0.0), [x])
+    check_vs_jax(lambda a: jnp.where(a, 1, 2), lambda a: jnp_ref.where(a, 1, 2), [x])
+    ints = np.arange(-4, 5, dtype=np.int32)
+    check_vs_jax(lambda a: jnp.clip(a, 0.5), lambda a: jnp_ref.clip(a, 0.5), [ints])
+    check_vs_jax(lambda a: jnp.power(a, 3), lambda a: jnp_ref.power(a, 3), [ints])
+    check_vs_jax(lambda a: a ** 2, lambda a: a ** 2, [x])
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0], np.float32)
+    for name in ("isfinite", "isinf", "isnan", "signbit", "sign", "sinc"):
+        check_vs_jax(getattr(jnp, name), getattr(jnp_ref, name), [special])
+    check_vs_jax(jnp.logaddexp, jnp_ref.logaddexp, [special, special[::-1].copy()])
+    check_vs_jax(jnp.hypot, jnp_ref.hypot, [special, np.float32(3) + special * 0])
+    assert_close(jnp.fix(x), np.fix(x))
+
+
+def test_broadcast_error_names_both_shapes():
+    with pytest.raises(ValueError, match=r"\(2, 3\).*\(4,\)"):
+        jnp.add(jnp.ones((2, 3)), jnp.ones(4))
+    with pytest.raises(ValueError, match=r"\(2, 3\).*\(4,\)"):
+        yax.jit(lambda a, b: a * b)(jnp.ones((2, 3)), jnp.ones(4))
+
+
+# --- reductions --------------------------------------------------------------------------------
+
+@st.composite
+def array_and_axis(draw, min_dims=0):
+    shape = draw(hnp.array_shapes(min_dims=min_dims, max_dims=3, min_side=1, max_side=3))
+    nd = len(shape)
+    axis = draw(st.one_of(st.none(), st.integers(-nd, nd - 1) if nd else st.none(),
+                          st.lists(st.integers(0, nd - 1), unique=True, max_size=nd).map(tuple)
+                          if nd else st.none()))
+    return shape, axis
+
+
+REDUCTIONS = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "ptp",
+              "count_nonzero", "nansum", "amax"]
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@SETTINGS
+@given(sa=array_and_axis(), keepdims=st.booleans(),
+       dtype=st.sampled_from(["float32", "int32", "bool", "int8", "uint8", "float16"]),
+       seed=st.integers(0, 2 ** 16))
+def test_reductions(name, sa, keepdims, dtype, seed):
+    shape, axis = sa
+    if dtype == "bool" and name in ("ptp", "var", "std", "mean"):
+        return
+    x = sample(np.random.default_rng(seed), shape, dtype, low=-3, high=3)
+    tol = 1e-2 if dtype == "float16" else 1e-5
+    check_vs_jax(lambda a: getattr(jnp, name)(a, axis=axis, keepdims=keepdims),
+                 lambda a: getattr(jnp_ref, name)(a, axis=axis, keepdims=keepdims), [x],
+                 rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin", "cumsum", "cumprod"])
+@SETTINGS
+@given(sa=array_and_axis(min_dims=1), dtype=st.sampled_from(["float32", "int8", "bool"]),
+       seed=st.integers(0, 2 ** 16))
+def test_arg_and_cumulative(name, sa, dtype, seed):
+    shape, axis = sa
+    if isinstance(axis, tuple):
+        axis = axis[0] if axis else None
+    x = sample(np.random.default_rng(seed), shape, dtype, low=-3, high=3)
+    check_vs_jax(lambda a: getattr(jnp, name)(a, axis=axis),
+                 lambda a: getattr(jnp_ref, name)(a, axis=axis), [x])
+
+
+def test_reduction_options():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    mask = x > 0
+    cases = [
+        lambda m, a: m.sum(a, axis=1, where=mask),
+        lambda m, a: m.sum(a, initial=10.0),
+        lambda m, a: m.max(a, axis=0, initial=3.0),
+        lambda m, a: m.max(a, where=mask, initial=-100.0),
+        lambda m, a: m.mean(a, axis=0, where=mask),
+        lambda m, a: m.var(a, axis=1, ddof=1),
+        lambda m, a: m.std(a, ddof=1, keepdims=True),
+        lambda m, a: m.sum(a, dtype=m.int32),
+        lambda m, a: m.argmax(a, axis=1, keepdims=True),
+        lambda m, a: m.argmin(a, keepdims=True),
+        lambda m, a: m.nanmean(m.where(a > 3, m.nan, a), axis=0),
+        lambda m, a: m.cumsum(a),
+        lambda m, a: m.prod(a[:, :2] / 4, axis=(0, 1)),
+    ]
+    for case in cases:
+        check_vs_jax(lambda a, case=case: case(jnp, a), lambda a, case=case: case(jnp_ref, a),
+                     [x], rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="initial"):
+        jnp.max(jnp.zeros((0, 2)), axis=0)
+
+
+# --- manipulation ------------------------------------------------------------------------------
+
+MANIP = [
+    lambda m, a: m.reshape(a, (3, -1)), lambda m, a: m.reshape(a, -1), lambda m, a: m.ravel(a),
+    lambda m, a: m.transpose(a), lambda m, a: m.transpose(a, (1, 0, 2)),
+    lambda m, a: m.swapaxes(a, 0, 2), lambda m, a: m.moveaxis(a, 0, -1),
+    lambda m, a: m.moveaxis(a, (0, 1), (2, 0)), lambda m, a: m.expand_dims(a, (0, 3)),
+    lambda m, a: m.squeeze(m.expand_dims(a, 1)), lambda m, a: m.squeeze(a[:1], 0),
+    lambda m, a: m.broadcast_to(a[:, :1], (2, 5, 3, 4)),
+    lambda m, a: m.broadcast_arrays(a, a[0, :1])[1],
+    lambda m, a: m.concatenate([a, a], axis=1), lambda m, a: m.concatenate([a, a], axis=None),
+    lambda m, a: m.stack([a, a], axis=-1), lambda m, a: m.vstack([a[0], a[1]]),
+    lambda m, a: m.hstack([a[0, 0], a[1, 1]]), lambda m, a: m.dstack([a[0], a[1]]),
+    lambda m, a: m.column_stack([a[0, 0], a[1, 1]]), lambda m, a: m.split(a, 3, axis=1)[1],
+    lambda m, a: m.split(a, [1, 2], axis=2)[2], lambda m, a: m.array_split(a, 3, axis=2)[0],
+    lambda m, a: m.atleast_1d(a[0, 0, 0]), lambda m, a: m.atleast_2d(a[0, 0]),
+    lambda m, a: m.atleast_3d(a[0, 0]), lambda m, a: m.flip(a), lambda m, a: m.flip(a, (0, 2)),
+    lambda m, a: m.fliplr(a[0]), lambda m, a: m.flipud(a[0]), lambda m, a: m.astype(a, m.int8),
+    lambda m, a: a.reshape(4, 6), lambda m, a: a.reshape((4, 6)), lambda m, a: a.transpose(2, 0, 1),
+    lambda m, a: a.T, lambda m, a: a.mT, lambda m, a: a.flatten(), lambda m, a: a.astype(bool),
+    lambda m, a: a.swapaxes(0, 1), lambda m, a: a.sum(axis=(0, 2)), lambda m, a: a.max(1),
+    lambda m, a: a.cumsum(axis=1), lambda m, a: a.clip(0, 3), lambda m, a: a.round(),
+    lambda m, a: a.argmax(axis=0), lambda m, a: a.prod(0), lambda m, a: a.all(),
+    lambda m, a: a.conj(), lambda m, a: a.real, lambda m, a: a.imag, lambda m, a: a.std(),
+]
+
+
+@pytest.mark.parametrize("i", range(len(MANIP)))
+def test_manipulation_and_methods(i):
+    x = (np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7) / 3
+    fn = MANIP[i]
+    check_vs_jax(lambda a: fn(jnp, a), lambda a: fn(jnp_ref, a), [x])
+
+
+def test_shape_helpers_and_errors():
+    x = jnp.ones((2, 3))
+    assert jnp.shape(x) == (2, 3) and jnp.ndim(x) == 2 and jnp.size(x) == 6
+    assert jnp.size(x, 1) == 3 and jnp.shape(1.0) == ()
+    assert jnp.broadcast_shapes((2, 1), (3,)) == (2, 3)
+    with pytest.raises(ValueError, match="reshape"):
+        jnp.reshape(x, (4, -1))
+    with pytest.raises(NotImplementedError, match="order"):
+        jnp.reshape(x, (3, 2), order="F")
+    with pytest.raises(ValueError, match="equal division"):
+        jnp.split(jnp.arange(5), 2)
+    with pytest.raises(ValueError, match=r"\(2, 3\).*\(4,\)"):
+        jnp.broadcast_shapes((2, 3), (4,))
+
+
+# --- operators ---------------------------------------------------------------------------------
+
+OPS = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b, lambda a, b: a / b,
+       lambda a, b: a // b, lambda a, b: a % b, lambda a, b: a ** 2, lambda a, b: 2 ** a,
+       lambda a, b: 1.5 - a, lambda a, b: 3 // b, lambda a, b: -a, lambda a, b: +a,
+       lambda a, b: abs(a), lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a < b,
+       lambda a, b: a <= 1, lambda a, b: a > b, lambda a, b: 2 >= b, lambda a, b: 7 % b,
+       lambda a, b: 10 / b, lambda a, b: 2 * a]
+INT_OPS = [lambda a, b: a & b, lambda a, b: a | b, lambda a, b: a ^ b, lambda a, b: ~a,
+           lambda a, b: a << 1, lambda a, b: a >> 1, lambda a, b: 1 << b, lambda a, b: 5 & a]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_operators_on_arrays_and_tracers(dtype):
+    rng = np.random.default_rng(1)
+    x = sample(rng, (2, 3), dtype, low=-4, high=4)
+    y = sample(rng, (3,), dtype, low=1, high=3)
+    for op in OPS + (INT_OPS if dtype == "int32" else []):
+        check_vs_jax(op, op, [x, y])
+
+
+def test_operators_defer_to_unknown_types():
+    class Other:
+        def __radd__(self, other):
+            return "radd"
+    assert (jnp.ones(2) + Other()) == "radd"
+    assert jnp.ones(2).__add__([1, 2]) is NotImplemented
+
+
+def test_setitem_raises_with_at_hint():
+    x = jnp.zeros(3)
+    with pytest.raises(TypeError, match=r"x = x\.at\[idx\]\.set\(y\)"):
+        x[0] = 1
+
+    def f(a):
+        a[0] = 1
+        return a
+    with pytest.raises(TypeError, match=r"\.at\[idx\]"):
+        yax.jit(f)(x)
+
+
+def test_hash_of_arrays():
+    with pytest.raises(TypeError):
+        hash(jnp.zeros(2))
+
+
+# --- x64 ---------------------------------------------------------------------------------------
+
+@pytest.fixture
+def x64():
+    old_yax, old_jax = yax.config.enable_x64, jax.config.jax_enable_x64
+    yax.config.update("enable_x64", True)
+    jax.config.update("jax_enable_x64", True)
+    try:
+        yield
+    finally:
+        yax.config.update("enable_x64", old_yax)
+        jax.config.update("jax_enable_x64", old_jax)
+
+
+def test_x64_defaults_and_promotion(x64):
+    for make in (lambda m: m.arange(3), lambda m: m.zeros(2), lambda m: m.array([1, 2.5]),
+                 lambda m: m.sum(m.ones(3, m.int32)), lambda m: m.ones(2, m.float64) + 1,
+                 lambda m: m.mean(m.arange(4)), lambda m: m.linspace(0, 1, 3),
+                 lambda m: m.arange(3) * 1.5, lambda m: m.float_power(m.ones(2, m.float16), 2),
+                 lambda m: m.argmax(m.arange(3))):
+        want, got = make(jnp_ref), make(jnp)
+        assert_close(got, np.asarray(want))
+        assert got.weak_type == want.weak_type
+    x = np.arange(4, dtype=np.int64) - 2
+    check_vs_jax(lambda a: a // 3 + a.sum(), lambda a: a // 3 + a.sum(), [x])
+    for a in (np.dtype(np.int64), np.dtype(np.float64), np.dtype(np.uint32)):
+        for b in PROMO_DTYPES + PY_SCALARS:
+            assert jnp.result_type(a, b) == jnp_ref.result_type(a, b)

@@ -21,6 +21,9 @@ from yax.numpy.indexing import (
     take_along_axis,
 )
 
+# NumPy's int64 index arrays become int32 on the way in (x64 is off); that warning is expected
+pytestmark = pytest.mark.filterwarnings("ignore:a int64 input was truncated")
+
 A = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
 MASK = A > 31
 
@@ -36,7 +39,8 @@ INDICES = [
     (slice(None), 1, [0, 4]),  # adjacent: broadcast dims stay in place
     (np.array([[0], [1]]), np.array([0, 2, 1])), ([0, 0, 2, -1],), (Ellipsis, [-1, 0]),
     (1, [0, 1], None, [1, 2]), ([0, 2], None, [1, 3]), (None, [1, 2], Ellipsis, slice(None, 2)),
-    (MASK,), (MASK[:, :, 0],), (slice(None), MASK[0, :, 0]), (MASK[:, 0, 0], 1), (True,), (False, 0),
+    (MASK,), (MASK[:, :, 0],), (slice(None), MASK[0, :, 0]), (MASK[:, 0, 0], 1), (True,),
+    (False, 0),
     (np.array([], np.int32),),
 ]
 
@@ -100,7 +104,8 @@ def test_basic_indexing_lowers_without_gather():
 
 
 @pytest.mark.parametrize("idx", [3, (0, 4), (0, 0, -6), (np.array([0, 3]),),
-                                 (slice(None), [0, -5]), (yax.device_put(np.array([1, 7])),)])
+                                 (slice(None), [0, -5]),
+                                 (yax.device_put(np.array([1, 7], np.int32)),)])
 def test_concrete_out_of_bounds_raises(idx):
     with pytest.raises(IndexError, match="out of bounds for axis"):
         getitem(yax.device_put(A), idx)
@@ -345,3 +350,13 @@ def test_drawn_indices_match_numpy(case):
     if want.size:
         upd = IndexUpdateHelper(yax.device_put(x))[idx].add(1.0)
         assert_close(upd, np.asarray(jnp.asarray(x).at[_for_jax(idx)].add(1.0)))
+
+
+def test_x64_indices(x64):
+    x = np.arange(12.0).reshape(3, 4)
+    idx = np.array([2, -1, 0], np.int64)
+    check_eager_and_jit(lambda x, i: getitem(x, (i, slice(None, None, -1))), [x, idx],
+                        x[idx, ::-1])
+    check_eager_and_jit(lambda x, i: IndexUpdateHelper(x)[i, 1].add(1.0), [x, idx],
+                        np.asarray(jnp.asarray(x).at[idx, 1].add(1.0)))
+    check_eager_and_jit(lambda x, i: getitem(x, i), [x, np.int64(-2)], x[-2])

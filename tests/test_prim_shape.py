@@ -17,7 +17,7 @@ from yax import lax
 DTYPES = st.sampled_from(["float32", "int32", "bool", "float16", "uint8"])
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=3)
 NONEMPTY_SHAPES = hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=3)
-FAST = settings(max_examples=20, deadline=None)
+FAST = settings(max_examples=15, deadline=None)
 FAST_X64 = settings(max_examples=8, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -43,6 +43,18 @@ def format_location(loc) -> str:
     return f"{where}\n    {text}" if text else where
 
 
+def warn_at_user_line(message: str, category=UserWarning) -> None:
+    """Issue a warning attributed to the user's own line (not to a frame inside yax)."""
+    import warnings
+    frame = user_frame(2)
+    if frame is None:
+        warnings.warn(message, category, stacklevel=2)
+        return
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
+                           module=frame.f_globals.get("__name__"),
+                           registry=frame.f_globals.setdefault("__warningregistry__", {}))
+
+
 class YaxError(Exception):
     """Base class of the errors yax raises on misuse. The message names the user's source line."""
 

@@ -8,11 +8,11 @@ weak integer, float and complex types.
 from __future__ import annotations
 
 import functools
-import warnings
 
 import ml_dtypes
 import numpy as np
 
+from yax import errors
 from yax.config import config
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
@@ -76,38 +76,51 @@ def canonicalize(dt, *, warn: bool = False) -> np.dtype:
     narrow = _TO_32[dt]
     if warn and dt not in _warned_truncation:
         _warned_truncation.add(dt)
-        warnings.warn(f"a {dt} input was truncated to {narrow} because 64-bit mode is off; call "
-                      f"yax.config.update('enable_x64', True) (or set YAX_ENABLE_X64=1) to keep "
-                      f"{dt}.", UserWarning, stacklevel=3)
+        errors.warn_at_user_line(
+            f"a {dt} input was truncated to {narrow} because 64-bit mode is off; call "
+            f"yax.config.update('enable_x64', True) (or set YAX_ENABLE_X64=1) to keep {dt}.")
     return narrow
 
 
+# Set membership is much cheaper than np.issubdtype, and these run on every operation.
+_FLOATS = frozenset([float16, bfloat16, float32, float64])
+_COMPLEX = frozenset([complex64, complex128])
+_SIGNED = frozenset([int8, int16, int32, int64])
+_UNSIGNED = frozenset([uint8, uint16, uint32, uint64])
+
+
+def _as_dtype(dt) -> np.dtype:
+    return dt if type(dt) is not type and isinstance(dt, np.dtype) else np.dtype(dt)
+
+
 def is_float(dt) -> bool:
-    return np.issubdtype(np.dtype(dt), np.floating) or np.dtype(dt) == bfloat16
+    return _as_dtype(dt) in _FLOATS
 
 
 def is_complex(dt) -> bool:
-    return np.issubdtype(np.dtype(dt), np.complexfloating)
+    return _as_dtype(dt) in _COMPLEX
 
 
 def is_inexact(dt) -> bool:
-    return is_float(dt) or is_complex(dt)
+    dt = _as_dtype(dt)
+    return dt in _FLOATS or dt in _COMPLEX
 
 
 def is_int(dt) -> bool:
-    return np.issubdtype(np.dtype(dt), np.integer)
+    dt = _as_dtype(dt)
+    return dt in _SIGNED or dt in _UNSIGNED
 
 
 def is_signed_int(dt) -> bool:
-    return np.issubdtype(np.dtype(dt), np.signedinteger)
+    return _as_dtype(dt) in _SIGNED
 
 
 def is_unsigned_int(dt) -> bool:
-    return np.issubdtype(np.dtype(dt), np.unsignedinteger)
+    return _as_dtype(dt) in _UNSIGNED
 
 
 def is_bool(dt) -> bool:
-    return np.dtype(dt) == bool_
+    return _as_dtype(dt) == bool_
 
 
 def finfo(dt):
@@ -166,6 +179,16 @@ def result_type(*dtypes_and_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool
     """Promote (dtype, weak_type) pairs; returns the canonical result dtype and its weakness."""
     if not dtypes_and_weak:
         raise TypeError("result_type needs at least one input")
+    try:
+        return _result_type_cached(dtypes_and_weak, config.enable_x64)
+    except TypeError:  # unhashable dtype-likes: normalise first
+        pairs = tuple((np.dtype(d), bool(w)) for d, w in dtypes_and_weak)
+        return _result_type_cached(pairs, config.enable_x64)
+
+
+@functools.lru_cache(maxsize=4096)
+def _result_type_cached(dtypes_and_weak, x64: bool) -> tuple[np.dtype, bool]:
+    del x64  # part of the cache key: canonicalisation depends on it
     joined = _join(tuple(_node(np.dtype(d), w) for d, w in dtypes_and_weak))
     if joined == _WEAK_I:
         return canonicalize(default_int()), True

@@ -149,8 +149,8 @@ def _warn_if_large(jaxpr: Jaxpr, name: str) -> None:
     if (filename, lineno) in _warned_lines:
         return
     _warned_lines.add((filename, lineno))
-    warnings.warn(f"tracing {name} produced {len(jaxpr.eqns)} equations, {count} of them from "
-                  f"{filename}:{lineno}; a Python loop there is probably unrolled into the "
-                  f"program. "
-                  f"Use yax.lax.scan or yax.lax.fori_loop to keep compile time down.",
-                  UserWarning, stacklevel=2)
+    warnings.warn_explicit(
+        f"tracing {name} produced {len(jaxpr.eqns)} equations, {count} of them from "
+        f"{filename}:{lineno}; a Python loop there is probably unrolled into the program. Use "
+        f"yax.lax.scan or yax.lax.fori_loop to keep compile time down.",
+        UserWarning, filename, lineno)

@@ -116,7 +116,8 @@ def broadcast_to_shape(x, shape):
 def promote_shapes(name: str, *args) -> list:
     """Broadcast operands NumPy-style; scalars stay scalars (primitives broadcast them)."""
     shapes = [shape_of(a) for a in args]
-    if all(s == shapes[0] for s in shapes):
+    nonscalar = [s for s in shapes if s != ()]
+    if all(s == nonscalar[0] for s in nonscalar):  # scalars broadcast inside the primitive
         return list(args)
     shape = broadcast_shapes(*shapes, name=name)
     return [a if shape_of(a) == () else broadcast_to_shape(a, shape) for a in args]

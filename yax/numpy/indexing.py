@@ -137,6 +137,8 @@ def _expand(shape, raw) -> list:
     entries, axis = [], 0
     for kind, value in raw:
         if kind == "ellipsis":
+            if len(shape) == used:  # an empty '...' still separates integer arrays (NumPy)
+                entries.append(("sep", None, None))
             for _ in range(len(shape) - used):
                 entries.append(("slice", slice(None), axis))
                 axis += 1
@@ -209,8 +211,8 @@ def _basic_region(shape, entries):
     """Per-axis (start, limit, stride), axes to reverse, and the result shape (with new axes)."""
     starts, limits, strides, rev, out_shape = [], [], [], [], []
     for kind, value, axis in entries:
-        if kind == "none":
-            out_shape.append(1)
+        if kind in ("none", "sep"):
+            out_shape.extend([1] if kind == "none" else [])
             continue
         if kind in ("int", "dyn"):
             lo = 0 if kind == "dyn" else value
@@ -274,7 +276,7 @@ def _gather_plan(shape, entries):
     """Result shape S, the (operand axis, result position) of each whole (window) axis, and the
     index vector's components: (operand axis, index values, result positions of their dims)."""
     bshape, adjacent, first = _advanced_layout(entries)
-    bstart = sum(1 for k, _, _ in entries[:first] if k != "adv") if adjacent else 0
+    bstart = sum(1 for k, _, _ in entries[:first] if k in ("slice", "none")) if adjacent else 0
     bdims = tuple(range(bstart, bstart + len(bshape)))
     out_shape = [] if adjacent else list(bshape)
     windows, comps = [], []
@@ -285,7 +287,7 @@ def _gather_plan(shape, entries):
             comps.append((axis, value, bdims))
         elif kind == "none":
             out_shape.append(1)
-        else:  # a slice: whole axes stay windows, others become iota components
+        elif kind == "slice":  # whole axes stay windows, others become iota components
             start, stop, step = value
             n = _count(start, stop, step)
             if (start, step, n) == (0, 1, shape[axis]):
@@ -406,13 +408,13 @@ def _update_values(values, dt, shape, name: str):
         v = values if values.dtype == dt else lax.convert_element_type(values, dt)
     else:
         v = np.asarray(values).astype(dt)
-    vshape = tuple(v.shape)
+    given = vshape = tuple(v.shape)
     while len(vshape) > len(shape) and vshape[0] == 1:  # NumPy drops extra leading 1s
         vshape = vshape[1:]
     if vshape != tuple(v.shape):
         v = lax.reshape(v, vshape) if not isinstance(v, np.ndarray) else v.reshape(vshape)
     if _promote.broadcast_shapes(vshape, shape, name=name) != tuple(shape):
-        raise errors.ShapeError(f"{name}: an update of shape {tuple(values.shape)} cannot be "
+        raise errors.ShapeError(f"{name}: an update of shape {given} cannot be "
                                 f"broadcast to the indexed shape {tuple(shape)}")
     if isinstance(v, np.ndarray) and v.shape == tuple(shape):
         return v

@@ -240,11 +240,10 @@ pow = power
 
 
 def float_power(x1, x2, /):
-    """x1 ** x2 computed in the widest float type available (float64 under x64)."""
+    """x1 ** x2 in floating point (ints promote to float; as in JAX, the float type is the
+    promoted one, not float64)."""
     x1, x2 = promote_args_inexact("float_power", x1, x2)
-    wide = dtypes.canonicalize(dtypes.complex128 if dtypes.is_complex(_dtype(x1))
-                               else dtypes.float64)
-    return lax.pow(lax.convert_element_type(x1, wide), lax.convert_element_type(x2, wide))
+    return lax.pow(x1, x2)
 
 
 def negative(x, /):
@@ -554,11 +553,11 @@ def hypot(x1, x2, /):
     x1, x2 = promote_args_inexact("hypot", x1, x2)
     a, b = lax.abs(x1), lax.abs(x2)
     big, small = lax.max(a, b), lax.min(a, b)
-    safe = lax.select(lax.eq(big, 0.0), lax.add(_zero_like(big), 1.0), big)
+    safe = lax.select(lax.eq(big, 0.0), 1.0, big)
     ratio = lax.div(small, safe)
     out = lax.mul(big, lax.sqrt(lax.add(lax.mul(ratio, ratio), 1.0)))
     out = lax.select(lax.eq(big, 0.0), big, out)
-    return lax.select(lax.bitwise_or(isinf(a), isinf(b)), lax.add(_zero_like(big), np.inf), out)
+    return lax.select(lax.bitwise_or(isinf(a), isinf(b)), np.inf, out)
 
 
 def copysign(x1, x2, /):
@@ -614,16 +613,15 @@ conj = conjugate
 def heaviside(x1, x2, /):
     """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0."""
     x1, x2 = promote_args_inexact("heaviside", x1, x2)
-    zero, one = _zero_like(x1), lax.add(_zero_like(x1), 1.0)
-    return where(lax.lt(x1, 0.0), zero, where(lax.gt(x1, 0.0), one, x2))
+    return where(lax.lt(x1, 0.0), 0.0, where(lax.gt(x1, 0.0), 1.0, x2))
 
 
 def sinc(x, /):
     """sin(pi x) / (pi x), with sinc(0) = 1."""
     (x,) = promote_args_inexact("sinc", x)
     is_zero = lax.eq(x, 0.0)
-    pix = lax.mul(lax.select(is_zero, lax.add(_zero_like(x), 1.0), x), np.pi)
-    return lax.select(is_zero, lax.add(_zero_like(x), 1.0), lax.div(lax.sin(pix), pix))
+    pix = lax.mul(lax.select(is_zero, 1.0, x), np.pi)
+    return lax.select(is_zero, 1.0, lax.div(lax.sin(pix), pix))
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):

@@ -36,9 +36,10 @@ class NonConcreteBooleanIndexError(errors.ConcretizationError):
 
 # --- canonicalising the index ------------------------------------------------------------------
 # Entries are (kind, value, axis): kind is "int" (static Python int), "dyn" (traced 0-d int),
-# "slice" (a (start, stop, step) triple after slice.indices), "none" (new axis) or "adv" (an
-# integer array: NumPy data when concrete, else a tracer). `axis` is the operand axis (None for
-# "none").
+# "slice" (a (start, stop, step) triple after slice.indices), "none" (new axis), "adv" (an
+# integer array: NumPy data when concrete, else a tracer) or "sep" (an Ellipsis that covers no
+# axis: it only keeps integer arrays on either side apart). `axis` is the operand axis (None
+# for "none" and "sep").
 
 def _concrete(v):
     """NumPy data for a concrete value, or None for a traced one."""

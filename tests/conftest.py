@@ -25,3 +25,12 @@ def x64():
     finally:
         yax.config.update("enable_x64", old)
         jax.config.update("jax_enable_x64", old_jax)
+
+
+@pytest.fixture(params=[False, True], ids=["x32", "x64"])
+def x64_mode(request):
+    """Run the test twice, with 64-bit mode off and on (yax only), restoring the flag after."""
+    old = yax.config.enable_x64
+    yax.config.update("enable_x64", request.param)
+    yield request.param
+    yax.config.update("enable_x64", old)

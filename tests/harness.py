@@ -52,3 +52,17 @@ def check_eager_and_jit(fun, args, want, *, rtol=None, atol=None, check_dtype=Tr
         for g, w in zip(leaves_got, leaves_want):
             assert_close(g, w, rtol=rtol, atol=atol, check_dtype=check_dtype)
     return eager_out, jit_out
+
+
+def random_values(seed: int, shape, dtype) -> np.ndarray:
+    """Deterministic test data of any dtype: bools, small ints (non-negative for unsigned),
+    normal floats scaled by 10."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return np.asarray(rng.random(shape) < 0.5)
+    if dtype.kind == "u":
+        return np.asarray(rng.integers(0, 200, size=shape).astype(dtype))
+    if dtype.kind == "i":
+        return np.asarray(rng.integers(-50, 50, size=shape).astype(dtype))
+    return np.asarray((rng.normal(size=shape) * 10).astype(dtype))

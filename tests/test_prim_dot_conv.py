@@ -20,15 +20,6 @@ DTYPES_64 = [np.float64, np.int64]
 LETTERS = "abcdefgh"
 
 
-@pytest.fixture(params=[False, True], ids=["x32", "x64"])
-def x64_mode(request):
-    """Run the test with 64-bit mode off and on, restoring the flag afterwards."""
-    old = yax.config.enable_x64
-    yax.config.update("enable_x64", request.param)
-    yield request.param
-    yax.config.update("enable_x64", old)
-
-
 def values(rng, shape, dtype) -> np.ndarray:
     """Small integers: exact products and sums in every dtype (uint8 sums stay below 256)."""
     dtype = np.dtype(dtype)

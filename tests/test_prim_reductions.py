@@ -18,15 +18,6 @@ DTYPES_32 = [np.float32, np.int32, np.bool_, np.float16, np.uint8]
 DTYPES_64 = [np.float64, np.int64]
 
 
-@pytest.fixture(params=[False, True], ids=["x32", "x64"])
-def x64_mode(request):
-    """Run the test with 64-bit mode off and on, restoring the flag afterwards."""
-    old = yax.config.enable_x64
-    yax.config.update("enable_x64", request.param)
-    yield request.param
-    yax.config.update("enable_x64", old)
-
-
 def dtypes_for(x64_on: bool, allowed=None) -> list:
     pool = DTYPES_32 + (DTYPES_64 if x64_on else [])
     return [d for d in pool if allowed is None or np.dtype(d).kind in allowed]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import yax
-from tests.harness import check_eager_and_jit
+from tests.harness import check_eager_and_jit, random_values
 from yax import lax
 
 DTYPES = st.sampled_from(["float32", "int32", "bool", "float16", "uint8"])
@@ -22,20 +22,7 @@ FAST_X64 = settings(max_examples=6, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-def _values(seed: int, shape, dtype) -> np.ndarray:
-    return np.asarray(_draw_values(seed, shape, dtype))
-
-
-def _draw_values(seed: int, shape, dtype):
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind == "u":
-        return rng.integers(0, 200, size=shape).astype(dtype)
-    if dtype.kind == "i":
-        return rng.integers(-50, 50, size=shape).astype(dtype)
-    return (rng.normal(size=shape) * 10).astype(dtype)
+_values = random_values
 
 
 # --- slice ----------------------------------------------------------------------------------------

@@ -18,15 +18,6 @@ DTYPES_32 = [np.float32, np.int32, np.bool_, np.float16, np.uint8]
 DTYPES_64 = [np.float64, np.int64]
 
 
-@pytest.fixture(params=[False, True], ids=["x32", "x64"])
-def x64_mode(request):
-    """Run the test with 64-bit mode off and on, restoring the flag afterwards."""
-    old = yax.config.enable_x64
-    yax.config.update("enable_x64", request.param)
-    yield request.param
-    yax.config.update("enable_x64", old)
-
-
 def values(seed: int, shape, dtype) -> np.ndarray:
     """Few distinct values (many ties); floats add NaN, -NaN, +-0.0 and +-inf."""
     rng = np.random.default_rng(seed)

@@ -6,7 +6,8 @@ meet), then bind primitives. Unlike yax.numpy they do not promote dtypes or broa
 
 from yax.lax_like.elementwise import (  # noqa: F401
     RoundingMethod, abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitcast_convert_type,
-    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, conj, convert_element_type,
+    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, conj,
+    convert_element_type,
     cos, cosh, digamma, div, eq, erf, erf_inv, erfc, exp, exp2, expm1, floor, ge, gt, imag,
     integer_pow, is_finite, le, lgamma, log, log1p, logistic, lt, max, min, mul, ne, neg, nextafter,
     population_count, pow, real, reciprocal, rem, round, rsqrt, select, select_n, shift_left,

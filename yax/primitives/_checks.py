@@ -58,6 +58,6 @@ def broadcast_elementwise_shapes(name: str, avals) -> tuple:
 def check_axes(name: str, axes, ndim: int) -> None:
     for ax in axes:
         if not isinstance(ax, int) or not 0 <= ax < ndim:
-            raise errors.ShapeError(f"{name}: axis {ax} is out of range for an array of rank {ndim}")
+            raise errors.ShapeError(f"{name}: axis {ax} is out of range for rank {ndim}")
     if len(set(axes)) != len(axes):
         raise errors.ShapeError(f"{name}: repeated axis in {tuple(axes)}")

@@ -66,7 +66,7 @@ def aval_of_value(x) -> ShapedArray:
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval
-    if isinstance(x, (bool, int, float, complex)):
+    if dtypes.is_python_scalar(x):
         dt, weak = dtypes.scalar_type_of(x)
         return ShapedArray((), dtypes.canonicalize(dt), weak)
     arr = np.asarray(x)

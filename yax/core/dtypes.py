@@ -28,8 +28,16 @@ SUPPORTED = frozenset([bool_, int8, int16, int32, int64, uint8, uint16, uint32, 
 _TO_32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
 
+def is_python_scalar(x) -> bool:
+    """A Python bool/int/float/complex (weakly typed), not a NumPy scalar (np.float64 subclasses
+    float, but NumPy scalars are strongly typed, as in JAX)."""
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
+
+
 def dtype(x) -> np.dtype:
     """The numpy dtype of a dtype-like or of a value (Python scalars give the default types)."""
+    if isinstance(x, np.generic):
+        return x.dtype
     if isinstance(x, bool):
         return bool_
     if isinstance(x, int):
@@ -206,6 +214,8 @@ def promote_types(a, b) -> np.dtype:
 
 def scalar_type_of(x) -> tuple[np.dtype, bool]:
     """The (dtype, weak) of a Python scalar, numpy value, Array or tracer."""
+    if isinstance(x, np.generic):
+        return canonicalize(x.dtype), False
     if isinstance(x, bool):
         return bool_, False
     if isinstance(x, (int, float, complex)):

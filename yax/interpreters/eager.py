@@ -56,7 +56,7 @@ def to_array(x) -> Array:
     if isinstance(x, Tracer):
         raise errors.UnexpectedTracerError(
             f"a traced value {x.aval.str_short()} cannot become a concrete Array here")
-    if isinstance(x, (bool, int, float, complex)):
+    if dtypes.is_python_scalar(x):
         dt, weak = dtypes.scalar_type_of(x)
         return array_from_numpy(np.asarray(x, dtype=dtypes.canonicalize(dt)), weak_type=weak)
     return array_from_numpy(np.asarray(x))

@@ -21,16 +21,16 @@ from yax.core.trace import Trace, Tracer, current_trace, use_trace
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("var", "_source")
+    __slots__ = ("_var", "_source")
 
     def __init__(self, trace, var: Var, source=None):
         self._trace = trace
-        self.var = var
+        self._var = var
         self._source = source
 
     @property
     def aval(self):
-        return self.var.aval
+        return self._var.aval
 
     @property
     def source(self):
@@ -60,7 +60,7 @@ class StagingTrace(Trace):
     def to_atom(self, x):
         if isinstance(x, Tracer):
             if x._trace is self:
-                return x.var
+                return x._var
             self.check_foreign(x)
             return self._const_var(x, x.aval)
         if type(x) is TypedScalar:
@@ -99,7 +99,7 @@ class StagingTrace(Trace):
 def _literal(x) -> Literal:
     dt, weak = dtypes.scalar_type_of(x)
     dt = dtypes.canonicalize(dt, warn=True)
-    val = np.asarray(x, dtype=dt) if not isinstance(x, (bool, int, float, complex)) else x
+    val = x if dtypes.is_python_scalar(x) else np.asarray(x, dtype=dt)
     return Literal(val, ShapedArray((), dt, weak))
 
 

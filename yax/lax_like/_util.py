@@ -10,7 +10,7 @@ from yax.core.avals import TypedScalar
 
 
 def is_python_scalar(x) -> bool:
-    return isinstance(x, (bool, int, float, complex)) and not hasattr(x, "aval")
+    return dtypes.is_python_scalar(x)
 
 
 def python_scalar_as(x, dtype, name: str) -> TypedScalar:

@@ -14,7 +14,7 @@ from yax.runtime.array import Array
 def leaf_aval(x, path: str = "") -> ShapedArray:
     if type(x) is Array or isinstance(x, Tracer):
         return x.aval
-    if isinstance(x, (bool, int, float, complex)):
+    if dtypes.is_python_scalar(x):
         dt, weak = dtypes.scalar_type_of(x)
         return ShapedArray((), dtypes.canonicalize(dt), weak)
     if isinstance(x, (np.ndarray, np.generic)):

@@ -19,7 +19,11 @@ from yax import tree_util  # noqa: E402,F401
 from yax.runtime.array import Array  # noqa: E402,F401
 from yax.transforms.api import (  # noqa: E402,F401
     block_until_ready, device_get, device_put, devices, default_backend, eval_shape)
+from yax.transforms.ad import (  # noqa: E402,F401
+    grad, jvp, linear_transpose, linearize, value_and_grad, vjp)
+from yax.transforms.jacobians import hessian, jacfwd, jacrev  # noqa: E402,F401
 from yax.transforms.jit import jit  # noqa: E402,F401
+from yax.transforms.vmap import vmap  # noqa: E402,F401
 from yax.transforms.make_jaxpr import make_jaxpr  # noqa: E402,F401
 
 __version__ = "0.1.0"

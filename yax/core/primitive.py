@@ -7,6 +7,7 @@ Rules (set in the primitive's family file, right where it is defined):
   transpose(cts, *operands, **params) -> cotangents for the operands (linear primitives only)
   batch(args, dims, **params) -> (outs, out_dims)
   impl(*arrays, **params) -> list of Arrays: optional custom eager evaluation
+  partial_eval(trace, args, params) -> list of outputs: optional known/unknown split
 A missing rule raises NotImplementedRuleError naming the primitive and the transformation.
 """
 
@@ -36,6 +37,9 @@ class Primitive:
         self.transpose = _missing(name, "transposition (reverse mode)", "; it is not linear")
         self.batch = _missing(name, "batching (vmap)", " (see the vmap issue)")
         self.impl = None
+        # Optional: how partial evaluation splits an application with some unknown inputs
+        # (used by primitives holding sub-programs, e.g. pjit). Default: stage it whole.
+        self.partial_eval = None
 
     def bind(self, *args, **params):
         return bind(self, *args, **params)

@@ -370,3 +370,51 @@ def _bitcast_lower(ctx, x, *, new_dtype):
 bitcast_convert_type_p = Primitive("bitcast_convert_type")
 bitcast_convert_type_p.abstract_eval = _bitcast_abstract_eval
 bitcast_convert_type_p.lower = _bitcast_lower
+
+
+# --- differentiation rules (model rules; the rest of the family follows the same pattern) ------
+from yax.interpreters.transpose import is_undefined  # noqa: E402
+from yax.primitives._ad_rules import defjvp, unbroadcast  # noqa: E402
+from yax.primitives._lax import lax  # noqa: E402
+
+defjvp(add_p, lambda t, out, x, y: t, lambda t, out, x, y: t)
+defjvp(sub_p, lambda t, out, x, y: t, lambda t, out, x, y: lax.neg(t))
+defjvp(mul_p, lambda t, out, x, y: lax.mul(t, y), lambda t, out, x, y: lax.mul(x, t))
+defjvp(neg_p, lambda t, out, x: lax.neg(t))
+defjvp(sin_p, lambda t, out, x: lax.mul(t, lax.cos(x)))
+defjvp(cos_p, lambda t, out, x: lax.neg(lax.mul(t, lax.sin(x))))
+defjvp(exp_p, lambda t, out, x: lax.mul(t, out))
+
+
+def _add_transpose(cts, x, y):
+    ct, = cts
+    return [unbroadcast(ct, x.aval) if is_undefined(x) else None,
+            unbroadcast(ct, y.aval) if is_undefined(y) else None]
+
+
+def _sub_transpose(cts, x, y):
+    ct, = cts
+    return [unbroadcast(ct, x.aval) if is_undefined(x) else None,
+            unbroadcast(lax.neg(ct), y.aval) if is_undefined(y) else None]
+
+
+def _mul_transpose(cts, x, y):
+    ct, = cts
+    if is_undefined(x) and is_undefined(y):
+        raise ValueError("mul is linear in one operand at a time; both are undefined")
+    if is_undefined(x):
+        return [unbroadcast(lax.mul(ct, y), x.aval), None]
+    return [None, unbroadcast(lax.mul(x, ct), y.aval)]
+
+
+add_p.transpose = _add_transpose
+sub_p.transpose = _sub_transpose
+mul_p.transpose = _mul_transpose
+neg_p.transpose = lambda cts, x: [lax.neg(cts[0])]
+
+from yax.primitives._ad_rules import broadcast_batcher  # noqa: E402
+
+for _prim in [*unary_primitives.values(), *binary_primitives.values(),
+              *comparison_primitives.values(), integer_pow_p, pow_p, select_n_p, clamp_p,
+              convert_element_type_p]:
+    broadcast_batcher(_prim)

@@ -204,3 +204,18 @@ def _arg_lower(direction, identity):
 
 argmax_p = _make("argmax", _arg_abstract_eval("argmax"), _arg_lower("GT", _lowest))
 argmin_p = _make("argmin", _arg_abstract_eval("argmin"), _arg_lower("LT", _highest))
+
+
+# --- differentiation rules -------------------------------------------------------------------
+from yax.primitives._ad_rules import linear_jvp  # noqa: E402
+from yax.primitives._lax import lax  # noqa: E402
+
+
+def _reduce_sum_transpose(cts, x, *, axes):
+    ct, = cts
+    kept = tuple(d for d in range(len(x.aval.shape)) if d not in axes)
+    return [lax.broadcast_in_dim(ct, x.aval.shape, kept)]
+
+
+linear_jvp(reduce_sum_p)
+reduce_sum_p.transpose = _reduce_sum_transpose

@@ -1,0 +1,121 @@
+"""Symbolic zeros and the two primitives every differentiation interpreter needs.
+
+`Zero(aval)` stands for an all-zero tangent or cotangent without materialising it, so untouched
+inputs cost nothing. `add_any` sums two tangents/cotangents of identical type (fan-out in the
+transpose interpreter); `zeros_like` materialises a zero when a value is really needed. Both are
+defined here, with all their rules, because the interpreters themselves emit them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax.core.avals import ShapedArray
+from yax.core.primitive import Primitive
+from yax.core.trace import bind
+from yax.interpreters import mlir
+from yax.interpreters.mlir import hlo
+
+# JAX's float0: the tangent type of integer and bool values (it carries no data).
+float0 = np.dtype([("float0", np.void, 0)])
+
+
+class Zero:
+    """A symbolic zero of type `aval`."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval.str_short()})"
+
+
+def is_zero(x) -> bool:
+    return type(x) is Zero
+
+
+def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    """Tangents of float/complex values share their type; others would be float0 (kept Zero)."""
+    return ShapedArray(aval.shape, aval.dtype, False) if aval.weak_type else aval
+
+
+# --- zeros_like: materialise a zero of a given aval ------------------------------------------------
+
+zeros_like_p = Primitive("zeros")
+
+
+def _zeros_abstract_eval(*, shape, dtype):
+    return ShapedArray(shape, dtype)
+
+
+def _zeros_lower(ctx, *, shape, dtype):
+    return [mlir.constant(np.zeros(shape, dtype))]
+
+
+zeros_like_p.abstract_eval = _zeros_abstract_eval
+zeros_like_p.lower = _zeros_lower
+zeros_like_p.jvp = lambda primals, tangents, **params: (
+    [bind(zeros_like_p, **params)], [Zero(ShapedArray(params["shape"], params["dtype"]))])
+zeros_like_p.batch = lambda args, dims, *, shape, dtype: (
+    [bind(zeros_like_p, shape=shape, dtype=dtype)], [None])
+
+
+def zeros_like_aval(aval: ShapedArray):
+    return bind(zeros_like_p, shape=aval.shape, dtype=aval.dtype)
+
+
+def instantiate(x):
+    """A real value for a possibly symbolic zero."""
+    return zeros_like_aval(x.aval) if type(x) is Zero else x
+
+
+# --- add_any: x + y of identical types, linear in both ---------------------------------------------
+
+add_any_p = Primitive("add_any")
+
+
+def _add_any_abstract_eval(x, y):
+    assert (x.shape, x.dtype) == (y.shape, y.dtype), (x, y)
+    return ShapedArray(x.shape, x.dtype)
+
+
+def _add_any_jvp(primals, tangents):
+    x_dot, y_dot = tangents
+    return [bind(add_any_p, *primals)], [add_tangents(x_dot, y_dot)]
+
+
+def _add_any_transpose(cts, x, y):
+    ct, = cts
+    return [ct, ct]
+
+
+def _add_any_batch(args, dims):
+    x, y = args
+    dx, dy = dims
+    if dx == dy:
+        return [bind(add_any_p, x, y)], [dx]
+    from yax.interpreters.batching import move_batch_axis  # the batching helpers live there
+    return [bind(add_any_p, move_batch_axis(x, dx, 0, _size(x, y, dx, dy)),
+                 move_batch_axis(y, dy, 0, _size(x, y, dx, dy)))], [0]
+
+
+def _size(x, y, dx, dy) -> int:
+    return x.shape[dx] if dx is not None else y.shape[dy]
+
+
+add_any_p.abstract_eval = _add_any_abstract_eval
+add_any_p.lower = lambda ctx, x, y: [hlo.add(x, y)]
+add_any_p.jvp = _add_any_jvp
+add_any_p.transpose = _add_any_transpose
+add_any_p.batch = _add_any_batch
+
+
+def add_tangents(x, y):
+    """Sum two tangents/cotangents, keeping symbolic zeros symbolic."""
+    if type(x) is Zero:
+        return y
+    if type(y) is Zero:
+        return x
+    return bind(add_any_p, x, y)

@@ -1,0 +1,128 @@
+"""Batching (vmap): each value is paired with the axis along which it is batched, or None.
+
+A primitive's `batch(args, dims, **params)` rule receives the operands with their batch axes
+(None: not batched, the same for every example) and returns the outputs with theirs. It runs with
+the parent trace current. Values foreign to this trace are unbatched. `axis_size` and `axis_name`
+of the innermost batch trace are available to rules through `current_axis()` (for collectives).
+"""
+
+from __future__ import annotations
+
+from yax.core.ir import ClosedJaxpr
+from yax.core.trace import Trace, Tracer, current_trace, use_trace
+from yax.interpreters.eval_jaxpr import eval_jaxpr
+from yax.interpreters.staging import trace_to_jaxpr
+from yax.primitives._lax import lax
+
+not_mapped = None
+
+
+class BatchTracer(Tracer):
+    __slots__ = ("val", "bdim")
+
+    def __init__(self, trace, val, bdim: int):
+        self._trace = trace
+        self.val = val
+        self.bdim = bdim
+
+    @property
+    def aval(self):
+        aval = self.val.aval
+        shape = aval.shape[:self.bdim] + aval.shape[self.bdim + 1:]
+        return aval.update(shape=shape)
+
+
+class BatchTrace(Trace):
+    name = "vmap (batching)"
+
+    def __init__(self, parent, axis_size: int, axis_name=None):
+        super().__init__(parent)
+        self.axis_size = axis_size
+        self.axis_name = axis_name
+
+    def split(self, x):
+        if isinstance(x, BatchTracer) and x._trace is self:
+            return x.val, x.bdim
+        if isinstance(x, Tracer):
+            self.check_foreign(x)
+        return x, not_mapped
+
+    def process_primitive(self, primitive, args, params) -> list:
+        vals, dims = zip(*(self.split(a) for a in args)) if args else ((), ())
+        with use_trace(self.parent):
+            if all(d is not_mapped for d in dims):
+                outs = primitive.bind(*vals, **params)
+                return list(outs) if primitive.multiple_results else [outs]
+            _axis_stack.append(self)
+            try:
+                outs, out_dims = primitive.batch(list(vals), list(dims), **params)
+            finally:
+                _axis_stack.pop()
+        return [BatchTracer(self, o, d) if d is not not_mapped else o
+                for o, d in zip(outs, out_dims, strict=True)]
+
+
+_axis_stack: list[BatchTrace] = []
+
+
+def current_axis() -> BatchTrace:
+    """The batch trace whose rule is running (its axis_size and axis_name)."""
+    return _axis_stack[-1]
+
+
+def axis_size_of(vals, dims) -> int:
+    for v, d in zip(vals, dims):
+        if d is not not_mapped:
+            return v.shape[d]
+    return current_axis().axis_size
+
+
+def move_batch_axis(x, src, dst: int, size: int):
+    """Put `x`'s batch axis at `dst` (materialising it by broadcasting if `src` is None)."""
+    shape = tuple(getattr(x, "shape", ()))
+    if src is not_mapped:
+        out_shape = shape[:dst] + (size,) + shape[dst:]
+        dims = tuple(i for i in range(len(out_shape)) if i != dst)
+        return lax.broadcast_in_dim(x, out_shape, dims)
+    if src == dst:
+        return x
+    perm = [i for i in range(len(shape)) if i != src]
+    perm.insert(dst, src)
+    return lax.transpose(x, tuple(perm))
+
+
+def vmap_flat(fun, vals, dims, axis_size: int, axis_name=None) -> tuple[list, list]:
+    """Run `fun` (flat in, flat out) on batched inputs; returns outputs and their batch axes."""
+    trace = BatchTrace(current_trace(), axis_size, axis_name)
+    ins = [BatchTracer(trace, v, d) if d is not not_mapped else v
+           for v, d in zip(vals, dims, strict=True)]
+    try:
+        with use_trace(trace):
+            outs = fun(*ins)
+        pairs = [trace.split(o) for o in outs]
+    finally:
+        trace.alive = False
+    return [v for v, _ in pairs], [d for _, d in pairs]
+
+
+def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, dims: list,
+                out_dims_wanted: list | None = None, axis_name=None):
+    """A jaxpr computing the batched program: inputs batched at `dims`; outputs batched at
+    `out_dims_wanted` (default: 0 where batched, unbatched otherwise). Returns it and out dims."""
+    in_avals = closed.in_avals
+    box = []
+
+    def fun(*args):
+        outs, out_dims = vmap_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, xs),
+                                   list(args), dims, axis_size, axis_name)
+        wanted = out_dims_wanted or [0 if d is not not_mapped else None for d in out_dims]
+        moved = [o if w is None and d is None else move_batch_axis(o, d, w, axis_size)
+                 for o, d, w in zip(outs, out_dims, wanted, strict=True)]
+        box.append(wanted)
+        return moved
+
+    batched_avals = [a if d is not_mapped else
+                     a.update(shape=a.shape[:d] + (axis_size,) + a.shape[d:])
+                     for a, d in zip(in_avals, dims, strict=True)]
+    result = trace_to_jaxpr(fun, batched_avals, name="vmap")
+    return result, box[0]

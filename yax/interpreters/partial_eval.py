@@ -1,0 +1,93 @@
+"""Partial evaluation: run what is known now, stage what is not.
+
+A PartialEvalTrace is a staging trace whose own tracers are the *unknown* values; everything else
+(concrete Arrays, tracers of enclosing transformations) is known. An application with only known
+inputs is handed to the parent trace (computed now, or staged one level out); one with an unknown
+input is recorded in this trace's jaxpr, and the known values it reads become the jaxpr's consts:
+the residuals. Under forward-mode differentiation with the tangents unknown, this splits a function
+into its primal computation and a linear jaxpr of the tangents: `linearize`.
+"""
+
+from __future__ import annotations
+
+from yax.core.ir import ClosedJaxpr, Jaxpr
+from yax.core.trace import current_trace, use_trace
+from yax.interpreters.ad_util import Zero, tangent_aval
+from yax.interpreters.eval_jaxpr import eval_jaxpr
+from yax.interpreters.jvp import jvp_flat
+from yax.interpreters.staging import StagingTrace, StagingTracer, trace_to_jaxpr
+
+
+class PartialEvalTrace(StagingTrace):
+    name = "partial evaluation (linearize/grad)"
+
+    def is_unknown(self, x) -> bool:
+        return isinstance(x, StagingTracer) and x._trace is self
+
+    def process_primitive(self, primitive, args, params) -> list:
+        if not any(self.is_unknown(a) for a in args):
+            with use_trace(self.parent):
+                outs = primitive.bind(*args, **params)
+            return list(outs) if primitive.multiple_results else [outs]
+        if primitive.partial_eval is not None:
+            return primitive.partial_eval(self, args, params)
+        return self.stage(primitive, args, params)
+
+    def stage(self, primitive, args, params) -> list:
+        """Record the application in this trace's jaxpr (its outputs are unknown)."""
+        return StagingTrace.process_primitive(self, primitive, args, params)
+
+
+def _avals(xs):
+    from yax.core.avals import aval_of_value
+    return [getattr(x, "aval", None) or aval_of_value(x) for x in xs]
+
+
+def linearize_flat(fun, primals) -> tuple[list, ClosedJaxpr, list[bool]]:
+    """Evaluate `fun` at `primals` and build its linear map.
+
+    Returns (primal outputs, linear jaxpr from input tangents to the nonzero output tangents, with
+    the residuals as its consts, and a mask of which output tangents are nonzero).
+    """
+    pe = PartialEvalTrace(current_trace())
+    tangents = [pe.new_arg(tangent_aval(a)) for a in _avals(primals)]
+    try:
+        with use_trace(pe):
+            primals_out, tangents_out = jvp_flat(fun, primals, tangents)
+        nonzero = [type(t) is not Zero for t in tangents_out]
+        linear = pe.to_jaxpr([t for t in tangents_out if type(t) is not Zero])
+    finally:
+        pe.alive = False
+    return primals_out, linear, nonzero
+
+
+def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: list[bool]):
+    """Split `closed` by which inputs are unknown.
+
+    Returns (known, unknown, out_unknowns, num_residuals):
+      known:   known inputs -> (known outputs..., residuals...)
+      unknown: (residuals..., unknown inputs...) -> unknown outputs
+    """
+    in_avals = closed.in_avals
+    box = []
+
+    def known_fun(*known_args):
+        pe = PartialEvalTrace(current_trace())
+        it = iter(known_args)
+        args = [pe.new_arg(a) if u else next(it) for a, u in zip(in_avals, unknowns, strict=True)]
+        try:
+            with use_trace(pe):
+                outs = eval_jaxpr(closed.jaxpr, closed.consts, args)
+            out_unknowns = [pe.is_unknown(o) for o in outs]
+            staged = pe.to_jaxpr([o for o, u in zip(outs, out_unknowns) if u])
+        finally:
+            pe.alive = False
+        j = staged.jaxpr
+        unknown = ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.eqns, j.outvars), [])
+        box.append((unknown, out_unknowns, len(staged.consts)))
+        return [o for o, u in zip(outs, out_unknowns) if not u] + list(staged.consts)
+
+    known_avals = [a for a, u in zip(in_avals, unknowns) if not u]
+    known = trace_to_jaxpr(known_fun, known_avals, name="known")
+    unknown, out_unknowns, num_res = box[0]
+    return known, unknown, out_unknowns, num_res

@@ -1,0 +1,273 @@
+"""Public differentiation API: jvp, linearize, vjp, grad, value_and_grad, linear_transpose.
+
+Reverse mode is linearize + transpose (the JAX design): `vjp` evaluates the function while
+staging the linear map of its tangents, then runs that linear jaxpr backwards.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from yax import errors, tree_util
+from yax.core import dtypes
+from yax.core.avals import ShapedArray, aval_of_value
+from yax.interpreters import eager
+from yax.interpreters import jvp as jvp_interp
+from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
+from yax.interpreters.eval_jaxpr import eval_jaxpr
+from yax.interpreters.partial_eval import linearize_flat
+from yax.interpreters.staging import trace_to_jaxpr
+from yax.interpreters.transpose import UndefinedPrimal, backward_pass
+from yax.transforms._args import normalize_argnums
+
+
+def _aval(x) -> ShapedArray:
+    return aval_of_value(x)
+
+
+def _flat_fun(fun, in_tree, out_tree_box):
+    def flat(*args):
+        out = fun(*tree_util.tree_unflatten(in_tree, args))
+        leaves, tree = tree_util.tree_flatten(out)
+        out_tree_box.append(tree)
+        return leaves
+    return flat
+
+
+def _is_float0(x) -> bool:
+    return getattr(x, "dtype", None) == float0
+
+
+def _differentiable(aval) -> bool:
+    return dtypes.is_inexact(aval.dtype)
+
+
+def _zeros_float0(aval):
+    return np.zeros(aval.shape, float0)
+
+
+def jvp(fun, primals, tangents, has_aux: bool = False):
+    """Forward-mode: `(fun(*primals), d fun(primals)[tangents])`.
+
+    Example:
+      >>> yax.jvp(yax.numpy.sin, (0.0,), (1.0,))
+      (Array(0., dtype=float32, weak_type=True), Array(1., dtype=float32, weak_type=True))
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp expects primals and tangents as tuples of arguments, e.g. "
+                        "jvp(f, (x,), (v,))")
+    p_leaves, in_tree = tree_util.tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+    if in_tree != t_tree:
+        raise TypeError(f"jvp: primals and tangents must have the same structure, got {in_tree} "
+                        f"and {t_tree}")
+    tangents_in = []
+    for p, t in zip(p_leaves, t_leaves):
+        pa, ta = _aval(p), (None if _is_float0(t) else _aval(t))
+        if ta is not None and (pa.shape != ta.shape):
+            raise errors.ShapeError(f"jvp: tangent {ta.str_short()} does not match its primal "
+                                    f"{pa.str_short()}; each tangent has its primal's shape")
+        tangents_in.append(Zero(tangent_aval(pa)) if ta is None or not _differentiable(pa)
+                           else t)
+    out_box = []
+    flat = _flat_fun(fun, in_tree, out_box)
+    p_out, t_out = jvp_interp.jvp_flat(flat, p_leaves, tangents_in)
+    t_out = [_zeros_float0(_aval(p)) if type(t) is Zero and not _differentiable(_aval(p))
+             else instantiate(t) for p, t in zip(p_out, t_out)]
+    out_tree = out_box[0]
+    primal_out = tree_util.tree_unflatten(out_tree, p_out)
+    tangent_out = tree_util.tree_unflatten(out_tree, t_out)
+    if has_aux:
+        return primal_out[0], tangent_out[0], primal_out[1]
+    return primal_out, tangent_out
+
+
+class _LinearFunction:
+    """A linear map backed by a linear jaxpr and its residuals (what `linearize` returns)."""
+
+    def __init__(self, jaxpr, nonzero, in_tree, out_tree, out_avals):
+        self.jaxpr, self.nonzero = jaxpr, nonzero
+        self.in_tree, self.out_tree, self.out_avals = in_tree, out_tree, out_avals
+
+    def __call__(self, *tangents):
+        leaves, tree = tree_util.tree_flatten(tuple(tangents))
+        if tree != self.in_tree:
+            raise TypeError(f"linearized function expects tangents structured as {self.in_tree}, "
+                            f"got {tree}")
+        outs = iter(eval_jaxpr(self.jaxpr.jaxpr, self.jaxpr.consts, leaves))
+        flat = [next(outs) if nz else instantiate(Zero(tangent_aval(a)))
+                for nz, a in zip(self.nonzero, self.out_avals)]
+        return tree_util.tree_unflatten(self.out_tree, flat)
+
+
+def linearize(fun, *primals):
+    """`(fun(*primals), f_jvp)` where `f_jvp(*tangents)` applies the linearized function.
+
+    The linear function is a staged jaxpr plus residuals: calling it repeatedly does not re-run
+    the primal computation.
+    """
+    p_leaves, in_tree = tree_util.tree_flatten(primals)
+    out_box = []
+    p_out, linear, nonzero = linearize_flat(_flat_fun(fun, in_tree, out_box), p_leaves)
+    out_avals = [_aval(p) for p in p_out]
+    return (tree_util.tree_unflatten(out_box[0], p_out),
+            _LinearFunction(linear, nonzero, in_tree, out_box[0], out_avals))
+
+
+def _vjp_flat(flat_fun, p_leaves):
+    p_out, linear, nonzero = linearize_flat(flat_fun, p_leaves)
+    in_avals = [tangent_aval(_aval(p)) for p in p_leaves]
+
+    def pullback(cts_out: list) -> list:
+        cts = [ct for ct, nz in zip(cts_out, nonzero, strict=True) if nz]
+        undefined = [UndefinedPrimal(a) for a in in_avals]
+        return backward_pass(linear.jaxpr, linear.consts, undefined, cts)
+    return p_out, pullback
+
+
+def vjp(fun, *primals, has_aux: bool = False):
+    """`(fun(*primals), f_vjp)`; `f_vjp(cotangent)` returns one cotangent per primal.
+
+    Example:
+      >>> y, f_vjp = yax.vjp(yax.numpy.sin, 0.5)
+      >>> f_vjp(1.0)   # (cos(0.5),)
+    """
+    p_leaves, in_tree = tree_util.tree_flatten(primals)
+    out_box = []
+    flat = _flat_fun(fun, in_tree, out_box)
+    if has_aux:
+        aux_box = []
+
+        def flat(*args, _inner=flat):
+            out = fun(*tree_util.tree_unflatten(in_tree, args))
+            _check_aux_pair(out, "vjp")
+            leaves, tree = tree_util.tree_flatten(out[0])
+            out_box.append(tree)
+            aux_box.append(out[1])
+            return leaves
+    p_out, pullback = _vjp_flat(flat, p_leaves)
+    out_tree = out_box[0]
+    out_avals = [_aval(p) for p in p_out]
+
+    def f_vjp(ct):
+        ct_leaves, ct_tree = tree_util.tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise TypeError(f"vjp: the cotangent must have the output's structure {out_tree}, "
+                            f"got {ct_tree}")
+        for c, a in zip(ct_leaves, out_avals):
+            if tuple(np.shape(c)) != a.shape:
+                raise errors.ShapeError(f"vjp: cotangent of shape {np.shape(c)} for an output "
+                                        f"{a.str_short()}; cotangents have the output's shape")
+        cts = pullback(list(ct_leaves))
+        flat_cts = [_zeros_float0(_aval(p)) if not _differentiable(_aval(p)) else instantiate(c)
+                    for p, c in zip(p_leaves, cts)]
+        return tree_util.tree_unflatten(in_tree, flat_cts)
+
+    primal_out = tree_util.tree_unflatten(out_tree, p_out)
+    if has_aux:
+        return primal_out, f_vjp, aux_box[0]
+    return primal_out, f_vjp
+
+
+def _check_aux_pair(out, where: str) -> None:
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(f"{where} with has_aux=True needs the function to return a pair "
+                        f"(output, aux), got {type(out).__name__}")
+
+
+def _check_grad_inputs(args, argnums, allow_int: bool, name: str) -> None:
+    for i in argnums:
+        for leaf in tree_util.tree_leaves(args[i]):
+            aval = _aval(leaf)
+            if not dtypes.is_inexact(aval.dtype) and not allow_int:
+                raise errors.DTypeError(
+                    f"{name} requires real- or complex-valued inputs, but argument {i} has "
+                    f"dtype {aval.dtype.name} ({aval.str_short()}). Convert it to a float "
+                    f"(`x.astype(jnp.float32)`), differentiate with respect to other arguments "
+                    f"(`argnums=`), or pass `allow_int=True` to get float0 zeros.")
+
+
+def value_and_grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
+    """`(fun(*args), gradient of fun with respect to args[argnums])` for a scalar `fun`."""
+    single = isinstance(argnums, int)
+    nums = normalize_argnums(argnums)
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        for i in nums:
+            if i >= len(args):
+                raise TypeError(f"grad: argnums={argnums} but only {len(args)} positional "
+                                f"arguments were given")
+        _check_grad_inputs(args, nums, allow_int, "grad")
+        diff_args = tuple(args[i] for i in nums)
+
+        def partial_fun(*diff):
+            full = list(args)
+            for i, d in zip(nums, diff):
+                full[i] = d
+            return fun(*full, **kwargs)
+
+        out = vjp(partial_fun, *diff_args, has_aux=has_aux)
+        value, f_vjp = out[0], out[1]
+        _check_scalar_output(value)
+        grads = f_vjp(_one_like(value))
+        grads = grads[0] if single else grads
+        if has_aux:
+            return (value, out[2]), grads
+        return value, grads
+    return wrapped
+
+
+def grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
+    """The gradient of a scalar-valued `fun` with respect to `args[argnums]`.
+
+    Example:
+      >>> yax.grad(lambda x: x ** 3)(2.0)
+      Array(12., dtype=float32, weak_type=True)
+    """
+    vg = value_and_grad(fun, argnums, has_aux, allow_int)
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        (value_or_pair, grads) = vg(*args, **kwargs)
+        if has_aux:
+            return grads, value_or_pair[1]
+        return grads
+    return wrapped
+
+
+def _check_scalar_output(value) -> None:
+    leaves = tree_util.tree_leaves(value)
+    aval = _aval(leaves[0]) if len(leaves) == 1 else None
+    if aval is None or aval.shape != ():
+        shape = aval.str_short() if aval is not None else f"a pytree of {len(leaves)} leaves"
+        raise errors.ShapeError(
+            f"grad requires a scalar output, got {shape}. For a vector output use "
+            f"`yax.vjp(f, x)` with a cotangent, `yax.jacrev`/`yax.jacfwd` for the full Jacobian, "
+            f"or reduce the output (e.g. `.sum()`).")
+    if not dtypes.is_inexact(aval.dtype):
+        raise errors.DTypeError(f"grad requires a real or complex output, got {aval.str_short()}")
+
+
+def _one_like(value):
+    leaf = tree_util.tree_leaves(value)[0]
+    aval = _aval(leaf)
+    one = eager.array_from_numpy(np.ones((), aval.dtype))
+    return tree_util.tree_unflatten(tree_util.tree_structure(value), [one])
+
+
+def linear_transpose(fun, *primals):
+    """The transpose of the linear function `fun`, for inputs shaped like `primals`."""
+    p_leaves, in_tree = tree_util.tree_flatten(primals)
+    in_avals = [tangent_aval(_aval(p)) for p in p_leaves]
+    out_box = []
+    closed = trace_to_jaxpr(_flat_fun(fun, in_tree, out_box), in_avals, name="linear_transpose")
+
+    def transposed(ct):
+        ct_leaves, _ = tree_util.tree_flatten(ct)
+        cts = backward_pass(closed.jaxpr, closed.consts, [UndefinedPrimal(a) for a in in_avals],
+                            ct_leaves)
+        return tree_util.tree_unflatten(in_tree, [instantiate(c) for c in cts])
+    return transposed

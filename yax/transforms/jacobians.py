@@ -1,0 +1,120 @@
+"""Jacobians and Hessians, built from jvp/vjp and vmap (one batched pass, not a Python loop)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from yax import tree_util
+from yax.core.avals import aval_of_value
+from yax.interpreters import eager
+from yax.transforms._args import normalize_argnums
+from yax.transforms.ad import _check_grad_inputs, jvp, vjp
+from yax.transforms.vmap import vmap
+
+
+def _basis(aval):
+    """The standard basis of `aval`'s space, stacked: shape (size, *shape)."""
+    n = int(np.prod(aval.shape, dtype=int))
+    return eager.array_from_numpy(np.eye(n, dtype=aval.dtype).reshape((n,) + aval.shape))
+
+
+def _partial(fun, args, nums):
+    def f(*diff):
+        full = list(args)
+        for i, d in zip(nums, diff):
+            full[i] = d
+        return fun(*full)
+    return f
+
+
+def _reshape_jac(flat_jac, out_shape, in_shape, *, out_first: bool):
+    """(n_in, *out) or (n_out, *in) stacks to (*out, *in)."""
+    from yax import numpy as jnp
+    if out_first:  # rows are outputs: (n_out, *in) -> (*out, *in)
+        return jnp.reshape(flat_jac, tuple(out_shape) + tuple(in_shape))
+    moved = jnp.moveaxis(flat_jac, 0, -1)  # (*out, n_in)
+    return jnp.reshape(moved, tuple(out_shape) + tuple(in_shape))
+
+
+def jacfwd(fun, argnums=0, has_aux: bool = False):
+    """The Jacobian by forward mode: one batched jvp over the input basis."""
+    if has_aux:
+        raise NotImplementedError("jacfwd(has_aux=True) is not supported yet")
+    single = isinstance(argnums, int)
+    nums = normalize_argnums(argnums)
+
+    @functools.wraps(fun)
+    def jac(*args):
+        _check_grad_inputs(args, nums, False, "jacfwd")
+        diff = tuple(args[i] for i in nums)
+        leaves, in_tree = tree_util.tree_flatten(diff)
+        f = _partial(fun, args, nums)
+
+        def column(i, basis):
+            tangents = [basis if j == i else _zeros(x) for j, x in enumerate(leaves)]
+            return jvp(lambda *ls: f(*tree_util.tree_unflatten(in_tree, ls)), tuple(leaves),
+                       tuple(tangents))[1]
+
+        out = f(*diff)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        per_input = []
+        for i, x in enumerate(leaves):
+            aval = aval_of_value(x)
+            cols = vmap(lambda b, i=i: column(i, b))(_basis(aval))
+            per_input.append([_reshape_jac(c, aval_of_value(o).shape, aval.shape,
+                                           out_first=False)
+                              for c, o in zip(tree_util.tree_leaves(cols), out_leaves)])
+        return _assemble(per_input, in_tree, out_tree, single)
+    return jac
+
+
+def jacrev(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
+    """The Jacobian by reverse mode: one batched vjp over the output basis."""
+    if has_aux:
+        raise NotImplementedError("jacrev(has_aux=True) is not supported yet")
+    single = isinstance(argnums, int)
+    nums = normalize_argnums(argnums)
+
+    @functools.wraps(fun)
+    def jac(*args):
+        _check_grad_inputs(args, nums, allow_int, "jacrev")
+        diff = tuple(args[i] for i in nums)
+        leaves, in_tree = tree_util.tree_flatten(diff)
+        out, f_vjp = vjp(_partial(fun, args, nums), *diff)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        rows_per_output = []
+        for k, o in enumerate(out_leaves):
+            aval = aval_of_value(o)
+
+            def row(b, k=k):
+                cts = [b if j == k else _zeros(y) for j, y in enumerate(out_leaves)]
+                return tree_util.tree_leaves(f_vjp(tree_util.tree_unflatten(out_tree, cts)))
+            rows = vmap(row)(_basis(aval))
+            rows_per_output.append([_reshape_jac(r, aval.shape, aval_of_value(x).shape,
+                                                 out_first=True)
+                                    for r, x in zip(rows, leaves)])
+        per_input = [[rows_per_output[k][i] for k in range(len(out_leaves))]
+                     for i in range(len(leaves))]
+        return _assemble(per_input, in_tree, out_tree, single)
+    return jac
+
+
+def _zeros(x):
+    from yax import numpy as jnp
+    return jnp.zeros_like(x)
+
+
+def _assemble(per_input, in_tree, out_tree, single: bool):
+    """Nest as JAX does: output structure outside, input structure inside."""
+    by_output = []
+    for k in range(out_tree.num_leaves):
+        inner = tree_util.tree_unflatten(in_tree, [per_input[i][k] for i in range(len(per_input))])
+        by_output.append(inner[0] if single else inner)
+    return tree_util.tree_unflatten(out_tree, by_output)
+
+
+def hessian(fun, argnums=0):
+    """The Hessian: forward-over-reverse, `jacfwd(jacrev(fun))`."""
+    return jacfwd(jacrev(fun, argnums), argnums)

@@ -72,9 +72,9 @@ def test_typecheck_runs_under_checks_flag():
 
 
 def test_missing_rule_names_primitive_and_transformation():
-    from yax.primitives.elementwise import sin_p
-    with pytest.raises(NotImplementedError, match="`sin`.*|jvp.*sin"):
-        sin_p.jvp((), ())
+    from yax.primitives.elementwise import population_count_p
+    with pytest.raises(NotImplementedError, match="jvp.*`population_count`"):
+        population_count_p.jvp((), ())
 
 
 def test_only_runtime_imports_jax():

@@ -41,7 +41,7 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
     return ShapedArray(aval.shape, aval.dtype, False) if aval.weak_type else aval
 
 
-# --- zeros_like: materialise a zero of a given aval ------------------------------------------------
+# --- zeros_like: materialise a zero of a given aval ---
 
 zeros_like_p = Primitive("zeros")
 
@@ -71,7 +71,7 @@ def instantiate(x):
     return zeros_like_aval(x.aval) if type(x) is Zero else x
 
 
-# --- add_any: x + y of identical types, linear in both ---------------------------------------------
+# --- add_any: x + y of identical types, linear in both ---
 
 add_any_p = Primitive("add_any")
 

@@ -372,18 +372,19 @@ bitcast_convert_type_p.abstract_eval = _bitcast_abstract_eval
 bitcast_convert_type_p.lower = _bitcast_lower
 
 
-# --- differentiation rules (model rules; the rest of the family follows the same pattern) ------
+# --- differentiation rules (model rules; the rest of the family follows the same pattern) ---
 from yax.interpreters.transpose import is_undefined  # noqa: E402
 from yax.primitives._ad_rules import defjvp, unbroadcast  # noqa: E402
 from yax.primitives._lax import lax  # noqa: E402
 
-defjvp(add_p, lambda t, out, x, y: t, lambda t, out, x, y: t)
-defjvp(sub_p, lambda t, out, x, y: t, lambda t, out, x, y: lax.neg(t))
-defjvp(mul_p, lambda t, out, x, y: lax.mul(t, y), lambda t, out, x, y: lax.mul(x, t))
-defjvp(neg_p, lambda t, out, x: lax.neg(t))
-defjvp(sin_p, lambda t, out, x: lax.mul(t, lax.cos(x)))
-defjvp(cos_p, lambda t, out, x: lax.neg(lax.mul(t, lax.sin(x))))
-defjvp(exp_p, lambda t, out, x: lax.mul(t, out))
+defjvp(binary_primitives["add"], lambda t, out, x, y: t, lambda t, out, x, y: t)
+defjvp(binary_primitives["sub"], lambda t, out, x, y: t, lambda t, out, x, y: lax.neg(t))
+defjvp(binary_primitives["mul"], lambda t, out, x, y: lax.mul(t, y),
+       lambda t, out, x, y: lax.mul(x, t))
+defjvp(unary_primitives["neg"], lambda t, out, x: lax.neg(t))
+defjvp(unary_primitives["sin"], lambda t, out, x: lax.mul(t, lax.cos(x)))
+defjvp(unary_primitives["cos"], lambda t, out, x: lax.neg(lax.mul(t, lax.sin(x))))
+defjvp(unary_primitives["exp"], lambda t, out, x: lax.mul(t, out))
 
 
 def _add_transpose(cts, x, y):
@@ -407,10 +408,10 @@ def _mul_transpose(cts, x, y):
     return [None, unbroadcast(lax.mul(x, ct), y.aval)]
 
 
-add_p.transpose = _add_transpose
-sub_p.transpose = _sub_transpose
-mul_p.transpose = _mul_transpose
-neg_p.transpose = lambda cts, x: [lax.neg(cts[0])]
+binary_primitives["add"].transpose = _add_transpose
+binary_primitives["sub"].transpose = _sub_transpose
+binary_primitives["mul"].transpose = _mul_transpose
+unary_primitives["neg"].transpose = lambda cts, x: [lax.neg(cts[0])]
 
 from yax.primitives._ad_rules import broadcast_batcher  # noqa: E402
 

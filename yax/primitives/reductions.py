@@ -217,5 +217,5 @@ def _reduce_sum_transpose(cts, x, *, axes):
     return [lax.broadcast_in_dim(ct, x.aval.shape, kept)]
 
 
-linear_jvp(reduce_sum_p)
-reduce_sum_p.transpose = _reduce_sum_transpose
+linear_jvp(reduce_primitives["reduce_sum"])
+reduce_primitives["reduce_sum"].transpose = _reduce_sum_transpose

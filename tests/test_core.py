@@ -72,9 +72,12 @@ def test_typecheck_runs_under_checks_flag():
 
 
 def test_missing_rule_names_primitive_and_transformation():
-    from yax.primitives.elementwise import population_count_p
-    with pytest.raises(NotImplementedError, match="jvp.*`population_count`"):
-        population_count_p.jvp((), ())
+    from yax.core.primitive import Primitive
+    fake = Primitive("fake_op")
+    with pytest.raises(NotImplementedError, match="jvp.*`fake_op`"):
+        fake.jvp((), ())
+    with pytest.raises(NotImplementedError, match="batching.*`fake_op`"):
+        fake.batch((), ())
 
 
 def test_only_runtime_imports_jax():

@@ -92,8 +92,24 @@ class StagingTrace(Trace):
             if isinstance(atom, Literal):  # outputs must be vars: keep the literal as a const
                 atom = self._const_var(np.asarray(atom.val, atom.aval.dtype), atom.aval)
             outvars.append(atom)
-        constvars = list(self.const_vars.values())
-        return ClosedJaxpr(Jaxpr(constvars, self.invars, self.eqns, outvars), self.const_values)
+        eqns = dead_code_eliminated(self.eqns, outvars)
+        used = {a for e in eqns for a in e.inputs if isinstance(a, Var)} | set(outvars)
+        # constants only the dropped equations read are dropped too
+        kept = [(v, c) for v, c in zip(self.const_vars.values(), self.const_values) if v in used]
+        return ClosedJaxpr(Jaxpr([v for v, _ in kept], self.invars, eqns, outvars),
+                           [c for _, c in kept])
+
+
+def dead_code_eliminated(eqns: list, outvars: list) -> list:
+    """Drop equations whose results nothing uses (yax primitives have no side effects)."""
+    live = {v for v in outvars if isinstance(v, Var)}
+    kept = []
+    for eqn in reversed(eqns):
+        if any(v in live for v in eqn.outvars):
+            kept.append(eqn)
+            live.update(a for a in eqn.inputs if isinstance(a, Var))
+    kept.reverse()
+    return kept
 
 
 def _literal(x) -> Literal:

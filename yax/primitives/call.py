@@ -60,3 +60,71 @@ def _pjit_impl(*arrays, jaxpr, name):
 pjit_p.abstract_eval = _pjit_abstract_eval
 pjit_p.lower = _pjit_lower
 pjit_p.impl = _pjit_impl
+
+
+# --- transformation rules: each transforms the inner program and keeps it staged ---------------
+from yax.core.trace import bind, use_trace  # noqa: E402
+from yax.interpreters import ad_util, batching  # noqa: E402
+from yax.interpreters import jvp as jvp_interp  # noqa: E402
+from yax.interpreters.partial_eval import partial_eval_jaxpr  # noqa: E402
+from yax.interpreters.staging import closure_convert  # noqa: E402
+from yax.interpreters.transpose import is_undefined, transpose_jaxpr  # noqa: E402
+
+
+def _const_free(closed) -> tuple:
+    converted, consts = closure_convert(closed)
+    return converted, consts
+
+
+def _pjit_jvp(primals, tangents, *, jaxpr, name):
+    nonzero = [type(t) is not ad_util.Zero for t in tangents]
+    jvp_closed, out_nonzero = jvp_interp.jvp_jaxpr(jaxpr, nonzero, instantiate=False)
+    jvp_closed, consts = _const_free(jvp_closed)
+    outs = bind(pjit_p, *consts, *primals, *[t for t in tangents if type(t) is not ad_util.Zero],
+                jaxpr=jvp_closed, name=f"jvp_{name}")
+    n = len(jaxpr.out_avals)
+    t_iter = iter(outs[n:])
+    t_out = [next(t_iter) if nz else ad_util.Zero(ad_util.tangent_aval(a))
+             for nz, a in zip(out_nonzero, jaxpr.out_avals, strict=True)]
+    return outs[:n], t_out
+
+
+def _pjit_partial_eval(trace, args, params):
+    """Known inputs run the known half now (staged one level out); the rest is staged here."""
+    jaxpr, name = params["jaxpr"], params["name"]
+    unknowns = [trace.is_unknown(a) for a in args]
+    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns)
+    known, known_consts = _const_free(known)
+    with use_trace(trace.parent):
+        known_outs = bind(pjit_p, *known_consts, *[a for a, u in zip(args, unknowns) if not u],
+                          jaxpr=known, name=f"{name}_known")
+    n_known_out = len(known_outs) - num_res
+    residuals = known_outs[n_known_out:]
+    unknown_outs = trace.stage(pjit_p, [*residuals, *[a for a, u in zip(args, unknowns) if u]],
+                               {"jaxpr": unknown, "name": f"{name}_unknown"})
+    known_iter, unknown_iter = iter(known_outs[:n_known_out]), iter(unknown_outs)
+    return [next(unknown_iter) if u else next(known_iter) for u in out_unknowns]
+
+
+def _pjit_transpose(cts, *args, jaxpr, name):
+    linear = [is_undefined(a) for a in args]
+    transposed, consts = _const_free(transpose_jaxpr(jaxpr, linear))
+    outs = bind(pjit_p, *consts, *[a for a in args if not is_undefined(a)], *cts,
+                jaxpr=transposed, name=f"transpose_{name}")
+    it = iter(outs)
+    return [next(it) if lin else None for lin in linear]
+
+
+def _pjit_batch(args, dims, *, jaxpr, name):
+    size = batching.axis_size_of(args, dims)
+    batched, out_dims = batching.batch_jaxpr(jaxpr, size, list(dims),
+                                             axis_name=batching.current_axis().axis_name)
+    batched, consts = _const_free(batched)
+    outs = bind(pjit_p, *consts, *args, jaxpr=batched, name=f"vmap_{name}")
+    return outs, out_dims
+
+
+pjit_p.jvp = _pjit_jvp
+pjit_p.partial_eval = _pjit_partial_eval
+pjit_p.transpose = _pjit_transpose
+pjit_p.batch = _pjit_batch

@@ -247,20 +247,3 @@ def _iota_lower(ctx, *, dtype, shape, dimension):
 iota_p = _make("iota", _iota_abstract_eval, _iota_lower)
 
 
-# --- differentiation rules -------------------------------------------------------------------
-from yax.primitives._ad_rules import linear_jvp  # noqa: E402
-from yax.primitives._lax import lax  # noqa: E402
-
-
-def _broadcast_in_dim_transpose(cts, x, *, shape, broadcast_dimensions):
-    ct, = cts
-    in_shape = x.aval.shape
-    new_axes = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
-    stretched = tuple(d for i, d in enumerate(broadcast_dimensions)
-                      if in_shape[i] == 1 and shape[d] != 1)
-    summed = lax.reduce_sum(ct, tuple(sorted(new_axes + stretched)))
-    return [lax.reshape(summed, in_shape)]
-
-
-linear_jvp(broadcast_in_dim_p)
-broadcast_in_dim_p.transpose = _broadcast_in_dim_transpose

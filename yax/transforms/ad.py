@@ -12,7 +12,7 @@ import numpy as np
 
 from yax import errors, tree_util
 from yax.core import dtypes
-from yax.core.avals import ShapedArray, aval_of_value
+from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
 from yax.interpreters import eager
 from yax.interpreters import jvp as jvp_interp
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
@@ -161,7 +161,7 @@ def vjp(fun, *primals, has_aux: bool = False):
                 raise errors.ShapeError(f"vjp: cotangent of shape {np.shape(c)} for an output "
                                         f"{a.str_short()}; cotangents have the output's shape")
         cts = pullback(list(ct_leaves))
-        flat_cts = [_zeros_float0(_aval(p)) if not _differentiable(_aval(p)) else instantiate(c)
+        flat_cts = [_zeros_float0(_aval(p)) if not _differentiable(_aval(p)) else _value(c)
                     for p, c in zip(p_leaves, cts)]
         return tree_util.tree_unflatten(in_tree, flat_cts)
 
@@ -169,6 +169,13 @@ def vjp(fun, *primals, has_aux: bool = False):
     if has_aux:
         return primal_out, f_vjp, aux_box[0]
     return primal_out, f_vjp
+
+
+def _value(ct):
+    """A user-facing cotangent: zeros materialised, typed literals made Arrays."""
+    if type(ct) is TypedScalar:
+        return eager.to_array(ct)
+    return instantiate(ct)
 
 
 def _check_aux_pair(out, where: str) -> None:
@@ -254,7 +261,8 @@ def _check_scalar_output(value) -> None:
 def _one_like(value):
     leaf = tree_util.tree_leaves(value)[0]
     aval = _aval(leaf)
-    one = eager.array_from_numpy(np.ones((), aval.dtype))
+    # a typed literal: staged programs show `1.0:f32[]` rather than capturing a constant
+    one = TypedScalar(1, aval.dtype, weak_type=False)
     return tree_util.tree_unflatten(tree_util.tree_structure(value), [one])
 
 

@@ -8,6 +8,7 @@ of the innermost batch trace are available to rules through `current_axis()` (fo
 
 from __future__ import annotations
 
+from yax.core.avals import aval_of_value
 from yax.core.ir import ClosedJaxpr
 from yax.core.trace import Trace, Tracer, current_trace, use_trace
 from yax.interpreters.eval_jaxpr import eval_jaxpr
@@ -27,7 +28,7 @@ class BatchTracer(Tracer):
 
     @property
     def aval(self):
-        aval = self.val.aval
+        aval = aval_of_value(self.val)
         shape = aval.shape[:self.bdim] + aval.shape[self.bdim + 1:]
         return aval.update(shape=shape)
 

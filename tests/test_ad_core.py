@@ -1,0 +1,146 @@
+"""Differentiation machinery: nesting, perturbation confusion, errors, HVPs, compositions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import yax
+import yax.numpy as jnp
+from yax.test_util import check_grads
+
+
+def test_perturbation_confusion_is_avoided():
+    # d/dx [x * d/dy (x + y)] = 1 at any x
+    f = lambda x: x * yax.grad(lambda y: x + y)(1.0)
+    for x in (0.0, 2.0, -3.5):
+        assert float(yax.grad(f)(x)) == 1.0
+    # d/dx [x * d/dy (x * y)] = 2x
+    g = lambda x: x * yax.grad(lambda y: x * y)(1.0)
+    np.testing.assert_allclose(yax.grad(g)(3.0), 6.0)
+
+
+def test_grad_of_grad_of_closure_over_outer_tracer():
+    def outer(a):
+        inner = lambda x: jnp.sin(a * x)
+        return yax.grad(inner)(2.0)  # a * cos(2a)
+    # d/da [a cos(2a)] = cos(2a) - 2a sin(2a)
+    a = 0.7
+    np.testing.assert_allclose(yax.grad(outer)(a), np.cos(2 * a) - 2 * a * np.sin(2 * a),
+                               rtol=1e-5)
+
+
+def test_higher_order_derivatives_of_sin():
+    d = jnp.sin
+    expected = [np.cos, lambda x: -np.sin(x), lambda x: -np.cos(x), np.sin]
+    for k in range(4):
+        d = yax.grad(d)
+        np.testing.assert_allclose(d(0.3), expected[k](0.3), rtol=1e-5)
+
+
+def test_grad_of_non_scalar_output_is_a_clear_error():
+    with pytest.raises(yax.errors.ShapeError) as info:
+        yax.grad(lambda x: jnp.sin(x))(jnp.ones(3))
+    msg = str(info.value)
+    assert "f32[3]" in msg and "vjp" in msg and "jacrev" in msg
+
+
+def test_grad_of_integer_input_is_a_clear_error_unless_allowed():
+    with pytest.raises(yax.errors.DTypeError, match="allow_int"):
+        yax.grad(lambda x: x * 2.0)(3)
+    g = yax.grad(lambda x, y: x * y, argnums=(0, 1), allow_int=True)(2.0, 3)
+    assert g[1].dtype == yax.interpreters.ad_util.float0
+
+
+def test_argnums_has_aux_and_value_and_grad():
+    f = lambda x, y: (x * y + jnp.sin(x), {"aux": x})
+    (val, aux), (gx, gy) = yax.value_and_grad(f, argnums=(0, 1), has_aux=True)(2.0, 3.0)
+    np.testing.assert_allclose(val, 6.0 + np.sin(2.0), rtol=1e-6)
+    np.testing.assert_allclose(gx, 3.0 + np.cos(2.0), rtol=1e-6)
+    np.testing.assert_allclose(gy, 2.0)
+    assert float(aux["aux"]) == 2.0
+
+
+def test_pytree_gradients():
+    params = {"w": jnp.ones(3), "b": (jnp.asarray(2.0),)}
+    g = yax.grad(lambda p: jnp.sum(p["w"] * p["b"][0]))(params)
+    np.testing.assert_allclose(g["w"], [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(g["b"][0], 3.0)
+
+
+def test_linearize_reuses_the_linear_program():
+    y, f_jvp = yax.linearize(lambda x: jnp.sin(x) * x, 2.0)
+    np.testing.assert_allclose(y, np.sin(2.0) * 2.0, rtol=1e-6)
+    for v in (1.0, 2.0):
+        np.testing.assert_allclose(f_jvp(v), v * (np.cos(2.0) * 2 + np.sin(2.0)), rtol=1e-5)
+
+
+def test_linear_transpose():
+    f_t = yax.linear_transpose(lambda x: jnp.sum(x * 3.0), jnp.ones(4))
+    (ct,) = f_t(jnp.asarray(2.0))
+    np.testing.assert_allclose(ct, np.full(4, 6.0))
+
+
+def test_jit_compositions_agree(x64):
+    f = lambda x: jnp.sum(jnp.sin(x) * x * x)
+    x = np.linspace(-1, 1, 5)
+    g = yax.grad(f)(x)
+    np.testing.assert_allclose(yax.jit(yax.grad(f))(x), g, rtol=1e-12)
+    np.testing.assert_allclose(yax.grad(yax.jit(f))(x), g, rtol=1e-12)
+    np.testing.assert_allclose(yax.jit(yax.grad(yax.jit(f)))(x), g, rtol=1e-12)
+    np.testing.assert_allclose(yax.vmap(yax.grad(lambda t: jnp.sin(t) * t * t))(x), g,
+                               rtol=1e-12)
+
+
+def test_grad_of_jit_keeps_both_passes_staged():
+    f = yax.jit(lambda x: jnp.sin(x) * x)
+    text = str(yax.make_jaxpr(yax.grad(lambda x: jnp.sum(f(x))))(jnp.ones(3)))
+    assert text.count("pjit") == 2 and "_known" in text and "transpose_" in text
+
+
+def test_hessian_vector_products_agree(x64):
+    f = lambda x: jnp.sum(jnp.sin(x) * x ** 3)
+    x = np.linspace(0.1, 1.0, 4)
+    v = np.linspace(-1.0, 1.0, 4)
+    fwd_over_rev = yax.jvp(yax.grad(f), (x,), (v,))[1]
+    rev_over_rev = yax.grad(lambda y: jnp.sum(yax.grad(f)(y) * v))(x)
+    # analytic Hessian of sum(sin(x) x^3) is diagonal
+    h = -np.sin(x) * x ** 3 + 6 * np.cos(x) * x ** 2 + 6 * np.sin(x) * x
+    np.testing.assert_allclose(fwd_over_rev, h * v, rtol=1e-10)
+    np.testing.assert_allclose(rev_over_rev, h * v, rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(yax.hessian(f)(x)) @ v, h * v, rtol=1e-10)
+
+
+def test_jacobians_match_analytic(x64):
+    f = lambda x: jnp.sin(x) * x
+    x = np.linspace(0.1, 1.0, 3)
+    want = np.diag(np.cos(x) * x + np.sin(x))
+    np.testing.assert_allclose(yax.jacfwd(f)(x), want, rtol=1e-12)
+    np.testing.assert_allclose(yax.jacrev(f)(x), want, rtol=1e-12)
+
+
+def test_check_grads_catches_a_wrong_rule(x64):
+    from yax.core.primitive import Primitive
+    from yax.primitives import elementwise as ew
+    bad = Primitive("bad_sin")
+    bad.abstract_eval = ew.unary_primitives["sin"].abstract_eval
+    bad.lower = ew.unary_primitives["sin"].lower
+    from yax.primitives._ad_rules import defjvp
+    defjvp(bad, lambda t, out, x: t * 2.0)  # wrong: should be t * cos(x)
+    with pytest.raises(AssertionError):
+        check_grads(lambda x: bad.bind(x), (np.array([0.3, 0.5]),), order=1, modes=("fwd",))
+
+
+def test_vmap_errors_name_arguments_and_sizes():
+    with pytest.raises(yax.errors.ShapeError) as info:
+        yax.vmap(lambda a, b: a + b)(jnp.ones(3), jnp.ones(4))
+    assert "args[0]: 3" in str(info.value) and "args[1]: 4" in str(info.value)
+    with pytest.raises(yax.errors.ShapeError, match="out of range"):
+        yax.vmap(lambda a: a, in_axes=2)(jnp.ones((2, 2)))
+    with pytest.raises(yax.errors.YaxError, match="in_axes"):
+        yax.vmap(lambda a, b: a, in_axes=(0, 0, 0))(jnp.ones(2), jnp.ones(2))
+
+
+def test_vmap_axis_size_without_batched_inputs():
+    out = yax.vmap(lambda: jnp.ones(2), axis_size=3)()
+    assert out.shape == (3, 2)

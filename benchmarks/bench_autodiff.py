@@ -24,23 +24,15 @@ def _params(lib_put, rng, sizes=(16, 32, 4)):
              lib_put(np.zeros(n, np.float32))) for m, n in zip(sizes[:-1], sizes[1:])]
 
 
-def _first_call_seconds(make, args, repeats: int = 3) -> float:
+def _first_call_seconds(make, args, block, repeats: int = 3) -> float:
     """Trace + compile time of a fresh jit(grad(...)) (best of a few fresh functions)."""
     best = float("inf")
     for _ in range(repeats):
         fn = make()
         start = time.perf_counter()
-        out = fn(*args)
-        _block(out)
+        block(fn(*args))
         best = min(best, time.perf_counter() - start)
     return best
-
-
-def _block(out):
-    import jax
-    jax.block_until_ready(out) if not hasattr(out, "_buf") else None
-    import yax
-    yax.block_until_ready(out)
 
 
 def run() -> list:
@@ -65,8 +57,10 @@ def run() -> list:
     rows.append(compare("make_jaxpr(grad(MLP loss))",
                         lambda: yax.make_jaxpr(gy)(py, xy, yy),
                         lambda: jax.make_jaxpr(gj)(pj, xj, yj), number=20, rounds=5))
-    ty = _first_call_seconds(lambda: yax.jit(yax.grad(_mlp(ynp))), (py, xy, yy))
-    tj = _first_call_seconds(lambda: jax.jit(jax.grad(_mlp(jnp))), (pj, xj, yj))
+    ty = _first_call_seconds(lambda: yax.jit(yax.grad(_mlp(ynp))), (py, xy, yy),
+                             yax.block_until_ready)
+    tj = _first_call_seconds(lambda: jax.jit(jax.grad(_mlp(jnp))), (pj, xj, yj),
+                             jax.block_until_ready)
     rows.append({"name": "first call jit(grad(MLP loss))", "yax_us": ty * 1e6,
                  "jax_us": tj * 1e6, "ratio": ty / tj})
 

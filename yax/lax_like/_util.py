@@ -7,6 +7,7 @@ import numpy as np
 from yax import errors
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
+from yax.interpreters import eager
 
 
 def is_python_scalar(x) -> bool:
@@ -51,11 +52,10 @@ def _dtype_of(x):
 
 
 def as_operand(x):
-    """Arrays and tracers pass through; NumPy data and scalars get canonical dtypes."""
+    """Arrays and tracers pass through; Python scalars become typed scalars; NumPy data becomes
+    an Array (so every operand a rule sees has an aval)."""
     if hasattr(x, "aval"):
         return x
     if is_python_scalar(x):
         return canonical_scalar(x)
-    arr = np.asarray(x)
-    dt = dtypes.canonicalize(arr.dtype, warn=True)
-    return arr if dt == arr.dtype else arr.astype(dt)
+    return eager.array_from_numpy(np.asarray(x))

@@ -147,3 +147,153 @@ def _conv_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dil
 conv_general_dilated_p = Primitive("conv_general_dilated")
 conv_general_dilated_p.abstract_eval = _conv_abstract_eval
 conv_general_dilated_p.lower = _conv_lower
+
+
+# --- differentiation and batching rules ---------------------------------------------------------
+from yax.core.avals import aval_of_value  # noqa: E402
+from yax.interpreters.batching import move_batch_axis  # noqa: E402
+from yax.interpreters.transpose import is_undefined  # noqa: E402
+from yax.primitives._ad_rules import defjvp  # noqa: E402
+from yax.primitives._lax import lax  # noqa: E402
+
+
+def _shape(x) -> tuple:
+    return tuple(aval_of_value(x).shape)
+
+
+def _move_factor(x, src: int, dst: int, g: int):
+    """Split axis `src` into (g, rest) and merge the g factor into axis `dst` as its major part:
+    shapes [.., g*a (src), .., b (dst), ..] -> [.., a, .., g*b, ..]."""
+    if g == 1:
+        return x
+    s = list(_shape(x))
+    x = lax.reshape(x, s[:src] + [g, s[src] // g] + s[src + 1:])
+    order = []
+    for d in range(len(s)):
+        if d == dst:
+            order.append(src)  # the g factor, just before dst
+        order.append(src + 1 if d == src else d + (d > src))
+    x = lax.transpose(x, order)
+    s[src], s[dst] = s[src] // g, s[dst] * g
+    return lax.reshape(x, s)
+
+
+def _fold(x, bdim: int, axis: int, groups: int, size: int):
+    """Merge x's batch axis into `axis` (of the unbatched layout) as the middle factor of
+    (groups, batch, rest), so that each of the `groups` groups stays contiguous."""
+    x = move_batch_axis(x, bdim, 0, size)
+    s = list(_shape(x)[1:])
+    x = lax.reshape(x, [size] + s[:axis] + [groups, s[axis] // groups] + s[axis + 1:])
+    x = lax.transpose(x, [*range(1, axis + 2), 0, *range(axis + 2, len(s) + 2)])
+    return lax.reshape(x, s[:axis] + [s[axis] * size] + s[axis + 1:])
+
+
+def _unfold(y, axis: int, groups: int, size: int):
+    """Inverse of `_fold`: take the batch factor out of `axis`, as a new leading axis."""
+    s = list(_shape(y))
+    y = lax.reshape(y, s[:axis] + [groups, size, s[axis] // (groups * size)] + s[axis + 1:])
+    y = lax.transpose(y, [axis + 1, *range(axis + 1), *range(axis + 2, len(s) + 2)])
+    return lax.reshape(y, [size] + s[:axis] + [s[axis] // size] + s[axis + 1:])
+
+
+def _swap(spec) -> tuple:
+    return (spec[1], spec[0], *spec[2:])
+
+
+def _conv(lhs, rhs, out_dt, **params):
+    pet = None if aval_of_value(lhs).dtype == aval_of_value(rhs).dtype == out_dt else out_dt
+    return lax.conv_general_dilated(lhs, rhs, **params, preferred_element_type=pet)
+
+
+def _transpose_lhs(ct, rhs, aval, *, window_strides, padding, lhs_dilation, rhs_dilation,
+                   dimension_numbers, feature_group_count, batch_group_count, precision):
+    """d lhs: the output cotangent convolved with the spatially reversed kernel, its in/out
+    features swapped. Strides become lhs dilation (holes where no window started) and vice
+    versa; the padding puts each input element under the outputs it fed."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    groups = max(feature_group_count, batch_group_count)
+    # kernel [G*O', I] -> [O', G*I]: each group's slice now maps back to its input features
+    kernel = _move_factor(rhs, rhs_spec[0], rhs_spec[1], groups)
+    pads = []
+    for k, (lhs_ax, rhs_ax, out_ax) in enumerate(zip(*(s[2:] for s in dimension_numbers))):
+        k_span = _dilated(_shape(rhs)[rhs_ax], rhs_dilation[k])
+        lo = k_span - 1 - padding[k][0]
+        hi = (_dilated(aval.shape[lhs_ax], lhs_dilation[k]) + padding[k][0]
+              - _dilated(_shape(ct)[out_ax], window_strides[k]))
+        pads.append((lo, hi))
+    out = _conv(ct, lax.rev(kernel, rhs_spec[2:]), aval.dtype, window_strides=lhs_dilation,
+                padding=pads, lhs_dilation=window_strides, rhs_dilation=rhs_dilation,
+                dimension_numbers=ConvDimensionNumbers(out_spec, _swap(rhs_spec), lhs_spec),
+                feature_group_count=groups, batch_group_count=1, precision=precision)
+    # batch groups came out as feature groups: move them back into the batch
+    return _move_factor(out, lhs_spec[1], lhs_spec[0], batch_group_count)
+
+
+def _transpose_rhs(ct, lhs, aval, *, window_strides, padding, lhs_dilation, rhs_dilation,
+                   dimension_numbers, feature_group_count, batch_group_count, precision):
+    """d rhs: correlate lhs with the output cotangent, batch dims contracted (batch and feature
+    roles swapped); strides become kernel dilation. Feature groups turn into batch groups and
+    back, since the contracted axis is now the batch."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    pads = []
+    for k, (lhs_ax, rhs_ax, out_ax) in enumerate(zip(*(s[2:] for s in dimension_numbers))):
+        lo = padding[k][0]
+        hi = (_dilated(aval.shape[rhs_ax], rhs_dilation[k]) - 1 - lo
+              + _dilated(_shape(ct)[out_ax], window_strides[k])
+              - _dilated(_shape(lhs)[lhs_ax], lhs_dilation[k]))
+        pads.append((lo, hi))
+    return _conv(lhs, ct, aval.dtype, window_strides=rhs_dilation, padding=pads,
+                 lhs_dilation=lhs_dilation, rhs_dilation=window_strides,
+                 dimension_numbers=ConvDimensionNumbers(_swap(lhs_spec), _swap(out_spec),
+                                                        _swap(rhs_spec)),
+                 feature_group_count=batch_group_count, batch_group_count=feature_group_count,
+                 precision=precision)
+
+
+def _conv_transpose(cts, lhs, rhs, *, preferred_element_type, **params):
+    ct, = cts
+    if is_undefined(lhs) and is_undefined(rhs):
+        raise ValueError("conv_general_dilated is linear in one operand at a time; both are "
+                         "undefined")
+    if is_undefined(lhs):
+        return [_transpose_lhs(ct, rhs, lhs.aval, **params), None]
+    swapped = dict(params, precision=None if params["precision"] is None
+                   else params["precision"][::-1])
+    return [None, _transpose_rhs(ct, lhs, rhs.aval, **swapped)]
+
+
+def _conv_batch(args, dims, **params):
+    """Loop-free: a batched lhs joins the conv's batch dim (inside each batch group); a batched
+    rhs joins the output features (inside each feature group); both batched become extra
+    feature groups (or batch groups, when the conv already uses those)."""
+    (lhs, rhs), (lbd, rbd) = args, dims
+    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
+    fgc, bgc = params["feature_group_count"], params["batch_group_count"]
+    size = _shape(lhs)[lbd] if lbd is not None else _shape(rhs)[rbd]
+    if lbd is not None and rbd is None:
+        out = lax.conv_general_dilated(_fold(lhs, lbd, lhs_spec[0], bgc, size), rhs, **params)
+        return [_unfold(out, out_spec[0], 1, size)], [0]
+    if lbd is None:
+        kernel = _fold(rhs, rbd, rhs_spec[0], fgc * bgc, size)
+        out = lax.conv_general_dilated(lhs, kernel, **params)
+        return [_unfold(out, out_spec[1], fgc * bgc, size)], [0]
+    if bgc > 1:
+        lhs = _fold(lhs, lbd, lhs_spec[0], 1, size)
+        params = dict(params, batch_group_count=bgc * size)
+    else:
+        lhs = _fold(lhs, lbd, lhs_spec[1], 1, size)
+        params = dict(params, feature_group_count=fgc * size)
+    out = lax.conv_general_dilated(lhs, _fold(rhs, rbd, rhs_spec[0], 1, size), **params)
+    return [_unfold(out, out_spec[1], 1, size)], [0]
+
+
+def _conv_tangent(side):
+    def rule(t, out, lhs, rhs, **params):
+        operands = (t, rhs) if side == 0 else (lhs, t)
+        return lax.conv_general_dilated(*operands, **params)
+    return rule
+
+
+defjvp(conv_general_dilated_p, _conv_tangent(0), _conv_tangent(1))
+conv_general_dilated_p.transpose = _conv_transpose
+conv_general_dilated_p.batch = _conv_batch

@@ -95,3 +95,96 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
 dot_general_p = Primitive("dot_general")
 dot_general_p.abstract_eval = _dot_general_abstract_eval
 dot_general_p.lower = _dot_general_lower
+
+
+# --- differentiation and batching rules ---------------------------------------------------------
+from yax.core.avals import aval_of_value  # noqa: E402
+from yax.interpreters.batching import move_batch_axis  # noqa: E402
+from yax.interpreters.transpose import is_undefined  # noqa: E402
+from yax.primitives._ad_rules import defjvp  # noqa: E402
+from yax.primitives._lax import lax  # noqa: E402
+
+
+def _free(ndim, *used) -> list:
+    taken = set().union(*map(set, used))
+    return [d for d in range(ndim) if d not in taken]
+
+
+def _transpose_operand(ct, other, aval, dims, other_first: bool, precision,
+                       preferred_element_type):
+    """The cotangent of the operand `aval` of a dot_general with `other`.
+
+    dims = ((contracting, other_contracting), (batch, other_batch)) seen from the operand.
+    ct is laid out (batch, lhs free, rhs free); `other_first` says the other operand is lhs.
+    Contracting ct with `other` over other's free dims leaves (batch, our free, other's
+    contracting dims in increasing order); those pair with our contracting dims, and a final
+    transpose restores our layout.
+    """
+    (xc, oc), (xb, ob) = dims
+    other_aval = aval_of_value(other)
+    x_free = _free(aval.ndim, xc, xb)
+    o_free = _free(other_aval.ndim, oc, ob)
+    nb = len(xb)
+    first = nb + (len(o_free) if other_first else len(x_free))
+    ct_o_free = range(nb, nb + len(o_free)) if other_first else range(first, first + len(o_free))
+    out_dt = None
+    if not (aval_of_value(ct).dtype == other_aval.dtype == aval.dtype):
+        out_dt = aval.dtype
+    prec = None if precision is None else (precision[::-1] if other_first else precision)
+    r = lax.dot_general(ct, other, ((tuple(ct_o_free), tuple(o_free)), (tuple(range(nb)), ob)),
+                        precision=prec, preferred_element_type=out_dt)
+    order = list(xb) + x_free + [xc[list(oc).index(d)] for d in sorted(oc)]
+    return lax.transpose(r, [order.index(d) for d in range(aval.ndim)])
+
+
+def _dot_general_transpose(cts, lhs, rhs, *, dimension_numbers, precision,
+                           preferred_element_type):
+    ct, = cts
+    (lc, rc), (lb, rb) = dimension_numbers
+    if is_undefined(lhs) and is_undefined(rhs):
+        raise ValueError("dot_general is linear in one operand at a time; both are undefined")
+    if is_undefined(lhs):
+        return [_transpose_operand(ct, rhs, lhs.aval, ((lc, rc), (lb, rb)), False, precision,
+                                   preferred_element_type), None]
+    return [None, _transpose_operand(ct, lhs, rhs.aval, ((rc, lc), (rb, lb)), True, precision,
+                                     preferred_element_type)]
+
+
+def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_element_type):
+    """Both batched: the batch axes become a new leading pair of batch dims. One batched: its
+    batch axis is one more free dim, which lands among that operand's free dims in the output."""
+    (lhs, rhs), (lbd, rbd) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    params = dict(precision=precision, preferred_element_type=preferred_element_type)
+    if lbd is not None and rbd is not None:
+        size = aval_of_value(lhs).shape[lbd]
+        lhs, rhs = move_batch_axis(lhs, lbd, 0, size), move_batch_axis(rhs, rbd, 0, size)
+
+        def up(ds):
+            return tuple(d + 1 for d in ds)
+        dn = ((up(lc), up(rc)), ((0, *up(lb)), (0, *up(rb))))
+        return [lax.dot_general(lhs, rhs, dn, **params)], [0]
+    bdim = lbd if lbd is not None else rbd
+
+    def skip(ds):
+        return tuple(d + (d >= bdim) for d in ds)
+    if lbd is not None:
+        dn = ((skip(lc), rc), (skip(lb), rb))
+        out_dim = len(lb) + _free(aval_of_value(lhs).ndim, dn[0][0], dn[1][0]).index(bdim)
+    else:
+        dn = ((lc, skip(rc)), (lb, skip(rb)))
+        n_lhs_free = aval_of_value(lhs).ndim - len(lc) - len(lb)
+        out_dim = (len(lb) + n_lhs_free
+                   + _free(aval_of_value(rhs).ndim, dn[0][1], dn[1][1]).index(bdim))
+    return [lax.dot_general(lhs, rhs, dn, **params)], [out_dim]
+
+
+def _dot_tangent(side):
+    def rule(t, out, lhs, rhs, **params):
+        return lax.dot_general(t, rhs, **params) if side == 0 else lax.dot_general(lhs, t, **params)
+    return rule
+
+
+defjvp(dot_general_p, _dot_tangent(0), _dot_tangent(1))
+dot_general_p.transpose = _dot_general_transpose
+dot_general_p.batch = _dot_general_batch

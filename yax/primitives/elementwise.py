@@ -2,8 +2,9 @@
 clamp, integer_pow, convert_element_type and bitcast_convert_type.
 
 Operands of an n-ary elementwise primitive share one shape; rank-0 operands broadcast implicitly
-(so `mul x 2.0` needs no broadcast equation). Differentiation and batching rules are added here,
-next to each primitive, by the autodiff and vmap issues.
+(so `mul x 2.0` needs no broadcast equation). The differentiation and batching rules of every
+primitive of the family are in the rules section at the end of this module (the conventions at
+non-differentiable points: docs/derivative_conventions.md).
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import ShapedArray
+from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
+from yax.interpreters.ad_util import Zero, instantiate
 from yax.interpreters.mlir import chlo, hlo
+from yax.interpreters.transpose import is_undefined
+from yax.primitives._ad_rules import broadcast_batcher, defjvp, linear_jvp, unbroadcast
 from yax.primitives._checks import broadcast_elementwise_shapes, dtype_kind_check, same_dtypes
+from yax.primitives._lax import lax
 
 
 def broadcast_operands(ctx, operands) -> list:
@@ -372,19 +377,203 @@ bitcast_convert_type_p.abstract_eval = _bitcast_abstract_eval
 bitcast_convert_type_p.lower = _bitcast_lower
 
 
-# --- differentiation rules (model rules; the rest of the family follows the same pattern) ---
-from yax.interpreters.transpose import is_undefined  # noqa: E402
-from yax.primitives._ad_rules import defjvp, unbroadcast  # noqa: E402
-from yax.primitives._lax import lax  # noqa: E402
+# =================================================================================================
+# Differentiation and batching rules of the whole family.
+#
+# Rules are written with `lax` (the lazy yax.lax proxy), so every operation they bind is itself
+# differentiable and batchable: derivatives of any order work. Tangents only ever meet linear
+# primitives (mul/div by a primal coefficient, neg, select_n, convert_element_type, real, imag,
+# conj), whose transposes are below, so reverse mode follows from linearize + transpose.
+# The conventions at non-differentiable points follow JAX; docs/derivative_conventions.md lists
+# them. A `None` rule means "zero derivative" (the output tangent is a symbolic Zero).
+# =================================================================================================
 
-defjvp(binary_primitives["add"], lambda t, out, x, y: t, lambda t, out, x, y: t)
-defjvp(binary_primitives["sub"], lambda t, out, x, y: t, lambda t, out, x, y: lax.neg(t))
-defjvp(binary_primitives["mul"], lambda t, out, x, y: lax.mul(t, y),
-       lambda t, out, x, y: lax.mul(x, t))
-defjvp(unary_primitives["neg"], lambda t, out, x: lax.neg(t))
-defjvp(unary_primitives["sin"], lambda t, out, x: lax.mul(t, lax.cos(x)))
-defjvp(unary_primitives["cos"], lambda t, out, x: lax.neg(lax.mul(t, lax.sin(x))))
-defjvp(unary_primitives["exp"], lambda t, out, x: lax.mul(t, out))
+
+def _dtype(x):
+    return aval_of_value(x).dtype
+
+
+def _const(like, value):
+    """A strongly typed 0-d constant of `like`'s dtype (for selects between two constants)."""
+    return np.asarray(value, _dtype(like))
+
+
+def _trigamma(x):
+    """psi'(x), the derivative of digamma, built from primitives (so it differentiates again).
+
+    Reflection psi'(x) = pi^2 / sin^2(pi x) - psi'(1 - x) for x < 1/2; otherwise the recurrence
+    psi'(z) = psi'(z + 1) + 1/z^2 lifts z by 6, where the asymptotic series is accurate to
+    ~1e-11 relative.
+    """
+    reflect = lax.lt(x, 0.5)
+    z = lax.select(reflect, lax.sub(1.0, x), x)
+    total = lax.integer_pow(z, -2)
+    for k in range(1, 6):
+        total = lax.add(total, lax.integer_pow(lax.add(z, float(k)), -2))
+    w = lax.add(z, 6.0)
+    series = lax.reciprocal(w)
+    for power, coef in ((2, 1 / 2), (3, 1 / 6), (5, -1 / 30), (7, 1 / 42), (9, -1 / 30),
+                        (11, 5 / 66)):
+        series = lax.add(series, lax.mul(lax.integer_pow(w, -power), coef))
+    direct = lax.add(total, series)
+    # the reflected branch is evaluated at a harmless point where unused, so that its (discarded)
+    # derivative cannot turn a zero cotangent into 0 * inf = nan
+    xr = lax.select(reflect, x, _const(x, 0.25))
+    pi_sin = lax.sin(lax.mul(xr, float(np.pi)))
+    reflected = lax.sub(lax.div(float(np.pi) ** 2, lax.integer_pow(pi_sin, 2)), direct)
+    return lax.select(reflect, reflected, direct)
+
+
+def _abs_jvp_rule(t, out, x):
+    if dtypes.is_complex(_dtype(x)):
+        # d|z| = Re(conj(z) dz) / |z|; at z = 0 the denominator is replaced by 1, giving 0 (JAX)
+        safe = lax.select(lax.eq(out, 0.0), _const(out, 1.0), out)
+        coef = lax.div(lax.conj(x), lax.convert_element_type(safe, _dtype(x)))
+        return lax.real(lax.mul(t, coef))
+    # real: sign(x), taking +1 at x = 0 as JAX does (jax.grad(jnp.abs)(0.) == 1.)
+    return lax.select(lax.ge(x, 0.0), t, lax.neg(t))
+
+
+_TWO_OVER_SQRT_PI = float(2 / np.sqrt(np.pi))
+
+# --- unary: rule(t, out, x) is the output tangent for input tangent t ---
+UNARY_JVP_TABLE = {
+    "neg": lambda t, out, x: lax.neg(t),
+    # piecewise constant: zero derivative everywhere, also at the jumps (as JAX)
+    "sign": None, "floor": None, "ceil": None, "round": None,
+    # integer or bool outputs carry no tangent
+    "is_finite": None, "not": None, "population_count": None,
+    "abs": _abs_jvp_rule,
+    "exp": lambda t, out, x: lax.mul(t, out),
+    "exp2": lambda t, out, x: lax.mul(t, lax.mul(out, float(np.log(2.0)))),
+    "log": lambda t, out, x: lax.div(t, x),
+    "log1p": lambda t, out, x: lax.div(t, lax.add(x, 1.0)),
+    "expm1": lambda t, out, x: lax.mul(t, lax.add(out, 1.0)),
+    # 1 / (2 sqrt(x)): inf at x = 0 (as JAX)
+    "sqrt": lambda t, out, x: lax.div(t, lax.mul(out, 2.0)),
+    "rsqrt": lambda t, out, x: lax.mul(t, lax.mul(lax.div(out, x), -0.5)),
+    "cbrt": lambda t, out, x: lax.mul(t, lax.div(lax.integer_pow(out, -2), 3.0)),
+    "sin": lambda t, out, x: lax.mul(t, lax.cos(x)),
+    "cos": lambda t, out, x: lax.mul(t, lax.neg(lax.sin(x))),
+    "tan": lambda t, out, x: lax.mul(t, lax.add(lax.square(out), 1.0)),
+    "asin": lambda t, out, x: lax.mul(t, lax.rsqrt(lax.sub(1.0, lax.square(x)))),
+    "acos": lambda t, out, x: lax.mul(t, lax.neg(lax.rsqrt(lax.sub(1.0, lax.square(x))))),
+    "atan": lambda t, out, x: lax.div(t, lax.add(lax.square(x), 1.0)),
+    "sinh": lambda t, out, x: lax.mul(t, lax.cosh(x)),
+    "cosh": lambda t, out, x: lax.mul(t, lax.sinh(x)),
+    "tanh": lambda t, out, x: lax.mul(t, lax.sub(1.0, lax.square(out))),
+    "asinh": lambda t, out, x: lax.mul(t, lax.rsqrt(lax.add(lax.square(x), 1.0))),
+    "acosh": lambda t, out, x: lax.mul(t, lax.rsqrt(lax.mul(lax.sub(x, 1.0), lax.add(x, 1.0)))),
+    "atanh": lambda t, out, x: lax.div(t, lax.mul(lax.sub(1.0, x), lax.add(x, 1.0))),
+    "logistic": lambda t, out, x: lax.mul(t, lax.mul(out, lax.sub(1.0, out))),
+    "erf": lambda t, out, x: lax.mul(t, lax.mul(lax.exp(lax.neg(lax.square(x))),
+                                                _TWO_OVER_SQRT_PI)),
+    "erfc": lambda t, out, x: lax.mul(t, lax.mul(lax.exp(lax.neg(lax.square(x))),
+                                                 -_TWO_OVER_SQRT_PI)),
+    "erf_inv": lambda t, out, x: lax.mul(t, lax.div(lax.exp(lax.square(out)),
+                                                    _TWO_OVER_SQRT_PI)),
+    "lgamma": lambda t, out, x: lax.mul(t, lax.digamma(x)),
+    "digamma": lambda t, out, x: lax.mul(t, _trigamma(x)),
+}
+for _name, _rule in UNARY_JVP_TABLE.items():
+    defjvp(unary_primitives[_name], _rule)
+for _name in ("real", "imag", "conj"):
+    linear_jvp(unary_primitives[_name])
+
+
+def _real_transpose(cts, x):
+    ct, = cts
+    if dtypes.is_complex(x.aval.dtype):  # Re is transposed by embedding: ct + 0i
+        return [lax.convert_element_type(ct, x.aval.dtype)]
+    return [ct]
+
+
+def _imag_transpose(cts, x):
+    ct, = cts
+    if dtypes.is_complex(x.aval.dtype):  # Im(z) = Re(-i z), transposed: -i ct
+        return [lax.mul(lax.convert_element_type(ct, x.aval.dtype), -1j)]
+    return [Zero(x.aval)]  # imag of a real array is the constant 0
+
+
+unary_primitives["neg"].transpose = lambda cts, x: [lax.neg(cts[0])]
+unary_primitives["real"].transpose = _real_transpose
+unary_primitives["imag"].transpose = _imag_transpose
+unary_primitives["conj"].transpose = lambda cts, x: [lax.conj(cts[0])]
+
+
+# --- integer_pow: d x^y = y x^(y-1) ---
+
+def _integer_pow_jvp(primals, tangents, *, y):
+    (x,), (t,) = primals, tangents
+    out = integer_pow_p.bind(x, y=y)
+    if y == 0:  # constant 1: zero derivative, also at x = 0 (as JAX)
+        return [out], [Zero(out.aval.strip_weak_type())]
+    coef = _const(x, 1) if y == 1 else lax.mul(lax.integer_pow(x, y - 1), _const(x, y))
+    return [out], [lax.mul(t, coef)]
+
+
+integer_pow_p.jvp = _integer_pow_jvp
+
+
+# --- binary: rules(t, out, x, y), one per operand ---
+
+def _balanced(x, out, y):
+    """d max(x, y) / dx: 1 where x alone is the result, 1/2 on ties (split as JAX), else 0."""
+    on_tie = lax.select(lax.eq(y, out), _const(x, 0.5), _const(x, 1.0))
+    return lax.select(lax.eq(x, out), on_tie, _const(x, 0.0))
+
+
+def _trunc(q):
+    return lax.mul(lax.sign(q), lax.floor(lax.abs(q)))
+
+
+def _pow_jvp_x(t, out, x, y):
+    if dtypes.is_int(_dtype(y)):
+        # y x^(y-1) in x's dtype; y == 0 gives 0 (not 0 * inf) at x = 0, as JAX
+        coef = lax.mul(lax.convert_element_type(y, _dtype(x)), lax.pow(x, lax.sub(y, 1)))
+        return lax.mul(t, lax.select(lax.eq(y, 0), lax.mul(coef, 0.0), coef))
+    # no guard for a float y: 0.0 ** 0.0 gives 0 * inf = nan, as JAX
+    return lax.mul(t, lax.mul(y, lax.pow(x, lax.sub(y, 1.0))))
+
+
+def _pow_jvp_y(t, out, x, y):
+    # log(x) x^y, with log(0) read as 0 so that d/dy 0^y = 0 where 0^y is finite (as JAX)
+    safe_x = lax.select(lax.eq(x, 0.0), _const(x, 1.0), x)
+    return lax.mul(t, lax.mul(lax.log(safe_x), out))
+
+
+def _atan2_denominator(x, y):
+    return lax.add(lax.square(x), lax.square(y))
+
+
+BINARY_JVP_TABLE = {
+    "add": (lambda t, out, x, y: t, lambda t, out, x, y: t),
+    "sub": (lambda t, out, x, y: t, lambda t, out, x, y: lax.neg(t)),
+    "mul": (lambda t, out, x, y: lax.mul(t, y), lambda t, out, x, y: lax.mul(x, t)),
+    "div": (lambda t, out, x, y: lax.div(t, y),
+            lambda t, out, x, y: lax.mul(t, lax.neg(lax.div(out, y)))),
+    # rem(x, y) = x - y trunc(x / y); the jumps where x / y is an integer get the one-sided value
+    "rem": (lambda t, out, x, y: t,
+            lambda t, out, x, y: lax.mul(t, lax.neg(_trunc(lax.div(x, y))))),
+    "max": (lambda t, out, x, y: lax.mul(t, _balanced(x, out, y)),
+            lambda t, out, x, y: lax.mul(t, _balanced(y, out, x))),
+    "min": (lambda t, out, x, y: lax.mul(t, _balanced(x, out, y)),
+            lambda t, out, x, y: lax.mul(t, _balanced(y, out, x))),
+    "atan2": (lambda t, out, x, y: lax.mul(t, lax.div(y, _atan2_denominator(x, y))),
+              lambda t, out, x, y: lax.mul(t, lax.neg(lax.div(x, _atan2_denominator(x, y))))),
+    # a step to the adjacent float: piecewise constant on the float grid, zero derivative
+    # (JAX defines none)
+    "nextafter": (None, None),
+    # integer/bool only
+    "and": (None, None), "or": (None, None), "xor": (None, None),
+    "shift_left": (None, None), "shift_right_logical": (None, None),
+    "shift_right_arithmetic": (None, None),
+}
+for _name, _rules in BINARY_JVP_TABLE.items():
+    defjvp(binary_primitives[_name], *_rules)
+defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
+for _prim in comparison_primitives.values():  # bool outputs
+    defjvp(_prim, None, None)
 
 
 def _add_transpose(cts, x, y):
@@ -408,12 +597,100 @@ def _mul_transpose(cts, x, y):
     return [None, unbroadcast(lax.mul(x, ct), y.aval)]
 
 
+def _div_transpose(cts, x, y):
+    ct, = cts
+    if is_undefined(y):
+        raise ValueError("div is linear in its numerator only; the divisor is undefined")
+    return [unbroadcast(lax.div(ct, y), x.aval), None]
+
+
 binary_primitives["add"].transpose = _add_transpose
 binary_primitives["sub"].transpose = _sub_transpose
 binary_primitives["mul"].transpose = _mul_transpose
-unary_primitives["neg"].transpose = lambda cts, x: [lax.neg(cts[0])]
+binary_primitives["div"].transpose = _div_transpose
 
-from yax.primitives._ad_rules import broadcast_batcher  # noqa: E402
+
+# --- select_n: linear in the cases, not in the selector ---
+
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    out = select_n_p.bind(which, *cases)
+    case_tangents = tangents[1:]
+    if all(type(t) is Zero for t in case_tangents):
+        return [out], [Zero(out.aval.strip_weak_type())]
+    return [out], [select_n_p.bind(which, *(instantiate(t) for t in case_tangents))]
+
+
+def _select_n_transpose(cts, which, *cases):
+    ct, = cts
+    if is_undefined(which):
+        raise ValueError("select_n is not linear in its selector `which`")
+    zero = _const(ct, 0)
+    result = [None]
+    for i, case in enumerate(cases):
+        if not is_undefined(case):
+            result.append(None)
+            continue
+        picked = select_n_p.bind(which, *(ct if j == i else zero for j in range(len(cases))))
+        result.append(unbroadcast(picked, case.aval))
+    return result
+
+
+select_n_p.jvp = _select_n_jvp
+select_n_p.transpose = _select_n_transpose
+
+
+# --- clamp(lo, x, hi): at the boundaries nothing gets the tangent (as JAX) ---
+
+def _where(pred, t):
+    return lax.select(pred, t, 0.0)
+
+
+defjvp(clamp_p,
+       lambda t, out, lo, x, hi: _where(lax.bitwise_and(lax.gt(lo, x), lax.lt(lo, hi)), t),
+       lambda t, out, lo, x, hi: _where(lax.bitwise_and(lax.gt(x, lo), lax.lt(x, hi)), t),
+       lambda t, out, lo, x, hi: _where(lax.lt(hi, x), t))
+
+
+# --- convert_element_type: linear between inexact dtypes; int/bool on either side: Zero ---
+
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if not (dtypes.is_inexact(_dtype(x)) and dtypes.is_inexact(new_dtype)):
+        return [out], [Zero(out.aval.strip_weak_type())]
+    return [out], [convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=False)]
+
+
+def _convert_transpose(cts, x, *, new_dtype, weak_type=False):
+    # back to the operand's dtype; complex -> real keeps the real part, the transpose of the
+    # real -> complex embedding
+    return [convert_element_type_p.bind(cts[0], new_dtype=x.aval.dtype, weak_type=False)]
+
+
+convert_element_type_p.jvp = _convert_jvp
+convert_element_type_p.transpose = _convert_transpose
+
+
+# --- bitcast_convert_type: a reinterpretation of bits, not differentiable ---
+
+def _bitcast_jvp(primals, tangents, *, new_dtype):
+    out = bitcast_convert_type_p.bind(primals[0], new_dtype=new_dtype)
+    return [out], [Zero(out.aval.strip_weak_type())]
+
+
+def _bitcast_batch(args, dims, *, new_dtype):
+    # the last axis may appear or vanish, so the batch axis goes first, out of its way
+    from yax.interpreters.batching import move_batch_axis
+    x = move_batch_axis(args[0], dims[0], 0, args[0].shape[dims[0]])
+    return [bitcast_convert_type_p.bind(x, new_dtype=new_dtype)], [0]
+
+
+bitcast_convert_type_p.jvp = _bitcast_jvp
+bitcast_convert_type_p.batch = _bitcast_batch
+
+
+# --- batching: every other primitive of the family is elementwise ---
 
 for _prim in [*unary_primitives.values(), *binary_primitives.values(),
               *comparison_primitives.values(), integer_pow_p, pow_p, select_n_p, clamp_p,

@@ -219,3 +219,150 @@ def _reduce_sum_transpose(cts, x, *, axes):
 
 linear_jvp(reduce_primitives["reduce_sum"])
 reduce_primitives["reduce_sum"].transpose = _reduce_sum_transpose
+
+
+# --- differentiation and batching rules of the rest of the family ----------------------------
+from yax.core.avals import aval_of_value  # noqa: E402
+from yax.interpreters.ad_util import Zero  # noqa: E402
+from yax.primitives._ad_rules import defjvp  # noqa: E402
+
+
+def _shape(x) -> tuple:
+    return tuple(aval_of_value(x).shape)
+
+
+def _full(value, shape, dt):
+    return lax.broadcast_in_dim(np.asarray(value, dt), tuple(shape), ())
+
+
+def _kept(axes, ndim) -> tuple:
+    return tuple(d for d in range(ndim) if d not in axes)
+
+
+def _no_derivative(prim) -> None:
+    """Integer/bool results (argmax, reduce_and, ...) carry no tangent."""
+    def jvp(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        return [out], [Zero(out.aval.strip_weak_type())]
+    prim.jvp = jvp
+
+
+def _chooser_tangent(t, out, x, *, axes):
+    """max/min: the tangent of the chosen element; ties share it equally (JAX's convention)."""
+    shape = _shape(x)
+    hit = lax.eq(x, lax.broadcast_in_dim(out, shape, _kept(axes, len(shape))))
+    weight = lax.convert_element_type(hit, t.dtype)
+    count = lax.broadcast_in_dim(lax.reduce_sum(weight, axes), shape, _kept(axes, len(shape)))
+    # the weights depend on x only through comparisons, so they carry no derivative
+    return lax.reduce_sum(lax.mul(t, lax.div(weight, count)), axes)
+
+
+def _shifted(x, axis: int, by: int):
+    """x moved one place along `axis` (right for by=1, left for by=-1), the vacated slot filled
+    with 1: a pad that adds one element at one end and removes one at the other."""
+    config = [(0, 0, 0)] * len(_shape(x))
+    config[axis] = (1, -1, 0) if by > 0 else (-1, 1, 0)
+    return lax.pad(x, np.asarray(1, aval_of_value(x).dtype), config)
+
+
+def _reduce_prod_tangent(t, out, x, *, axes):
+    """sum_j t_j prod_{k != j} x_k, one axis at a time; the products of the other elements are
+    exclusive prefix times exclusive suffix products, so no division (zeros are fine)."""
+    for a in sorted(axes, reverse=True):  # descending: the remaining axis numbers stay valid
+        if _shape(x)[a] == 0:
+            t = lax.reduce_sum(t, (a,))
+        else:
+            others = lax.mul(_shifted(lax.cumprod(x, a), a, 1),
+                             _shifted(lax.cumprod(x, a, reverse=True), a, -1))
+            t = lax.reduce_sum(lax.mul(t, others), (a,))
+        x = lax.reduce_prod(x, (a,))
+    return t
+
+
+def _pair_grid(x, axis: int):
+    """Shapes for the (i, j) grids of the cumulative rules: axis `axis` indexes the prefix end
+    i (or the running k), axis + 1 the source element j. Returns the grid shape, the
+    broadcast dims putting x's axis at i and at j, and the i, j index grids."""
+    shape = _shape(x)
+    grid = shape[:axis] + (shape[axis],) + shape[axis:]
+    at_i = tuple(d if d <= axis else d + 1 for d in range(len(shape)))
+    at_j = tuple(d if d < axis else d + 1 for d in range(len(shape)))
+    i = lax.broadcasted_iota(np.int32, grid, axis)
+    j = lax.broadcasted_iota(np.int32, grid, axis + 1)
+    return grid, at_i, at_j, i, j
+
+
+def _in_prefix(i, j, reverse: bool):
+    """Element j takes part in the cumulative result at i."""
+    return lax.ge(j, i) if reverse else lax.le(j, i)
+
+
+def _cumprod_tangent(t, out, x, *, axis, reverse):
+    """d out_i = sum_{j <= i} t_j prod_{k <= i, k != j} x_k, from a cumprod over an (i, j) grid
+    in which x_j is replaced by 1: O(n^2) but division-free, so exact at zeros."""
+    if _shape(x)[axis] == 0:
+        return t
+    grid, at_i, at_j, i, j = _pair_grid(x, axis)
+    dt = aval_of_value(x).dtype
+    skip_j = lax.select(lax.eq(i, j), _full(1, grid, dt), lax.broadcast_in_dim(x, grid, at_i))
+    others = lax.cumprod(skip_j, axis, reverse=reverse)
+    others = lax.select(_in_prefix(i, j, reverse), others, _full(0, grid, dt))
+    return lax.reduce_sum(lax.mul(others, lax.broadcast_in_dim(t, grid, at_j)), (axis + 1,))
+
+
+def _cum_chooser_tangent(t, out, x, *, axis, reverse):
+    """cummax/cummin: out_i's tangent is that of the prefix elements equal to out_i, shared
+    equally among ties (the reduce_max convention applied to each prefix)."""
+    if _shape(x)[axis] == 0:
+        return t
+    grid, at_i, at_j, i, j = _pair_grid(x, axis)
+    hit = lax.bitwise_and(_in_prefix(i, j, reverse),
+                          lax.eq(lax.broadcast_in_dim(x, grid, at_j),
+                                 lax.broadcast_in_dim(out, grid, at_i)))
+    weight = lax.convert_element_type(hit, t.dtype)
+    count = lax.broadcast_in_dim(lax.reduce_sum(weight, (axis + 1,)), grid, at_i)
+    weight = lax.div(weight, count)
+    return lax.reduce_sum(lax.mul(weight, lax.broadcast_in_dim(t, grid, at_j)), (axis + 1,))
+
+
+def _cumsum_transpose(cts, x, *, axis, reverse):
+    # each input element feeds every later (earlier, reversed) output: the adjoint runs backwards
+    return [lax.cumsum(cts[0], axis, reverse=not reverse)]
+
+
+def _reduce_batch(prim):
+    """Batch rule for `axes` reductions (and argmax/argmin): renumber the axes past the batch
+    axis; the batch axis moves left by the number of reduced axes in front of it."""
+    def batch(args, dims, *, axes, **params):
+        (x,), (bdim,) = args, dims
+        moved = tuple(a if a < bdim else a + 1 for a in axes)
+        out = prim.bind(x, axes=moved, **params)
+        return [out], [bdim - sum(a < bdim for a in axes)]
+    prim.batch = batch
+
+
+def _cumulative_batch(prim):
+    def batch(args, dims, *, axis, reverse):
+        (x,), (bdim,) = args, dims
+        out = prim.bind(x, axis=axis if axis < bdim else axis + 1, reverse=reverse)
+        return [out], [bdim]
+    prim.batch = batch
+
+
+defjvp(reduce_primitives["reduce_prod"], _reduce_prod_tangent)
+defjvp(reduce_primitives["reduce_max"], _chooser_tangent)
+defjvp(reduce_primitives["reduce_min"], _chooser_tangent)
+for _name in ("reduce_and", "reduce_or"):
+    _no_derivative(reduce_primitives[_name])
+_no_derivative(argmax_p)
+_no_derivative(argmin_p)
+linear_jvp(cumulative_primitives["cumsum"])
+cumulative_primitives["cumsum"].transpose = _cumsum_transpose
+defjvp(cumulative_primitives["cumprod"], _cumprod_tangent)
+defjvp(cumulative_primitives["cummax"], _cum_chooser_tangent)
+defjvp(cumulative_primitives["cummin"], _cum_chooser_tangent)
+
+for _prim in [*reduce_primitives.values(), argmax_p, argmin_p]:
+    _reduce_batch(_prim)
+for _prim in cumulative_primitives.values():
+    _cumulative_batch(_prim)

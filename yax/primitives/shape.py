@@ -247,3 +247,186 @@ def _iota_lower(ctx, *, dtype, shape, dimension):
 iota_p = _make("iota", _iota_abstract_eval, _iota_lower)
 
 
+# --- differentiation and batching rules -----------------------------------------------------------
+# Every primitive here but iota is linear (pad jointly in its operand and padding value), so its JVP
+# is the primitive applied to the tangents (`linear_jvp`) and its transpose routes the cotangent
+# back to where each element came from. Batching puts the batch axis in front and shifts the axis
+# params by one, so every rule below has the same shape.
+from yax.core.avals import aval_of_value  # noqa: E402
+from yax.interpreters.ad_util import Zero  # noqa: E402
+from yax.interpreters.batching import axis_size_of, move_batch_axis  # noqa: E402
+from yax.interpreters.transpose import is_undefined  # noqa: E402
+from yax.primitives._ad_rules import linear_jvp  # noqa: E402
+from yax.primitives._lax import lax  # noqa: E402
+
+
+def _shift(axes) -> tuple:
+    """Axis params once a batch axis sits in front of the operand's axes."""
+    return tuple(a + 1 for a in axes)
+
+
+def _inverse(permutation) -> tuple:
+    return tuple(int(i) for i in np.argsort(permutation))
+
+
+def _front(args, dims):
+    """The only operand with its batch axis moved to the front."""
+    (x,), (bdim,) = args, dims
+    return move_batch_axis(x, bdim, 0, axis_size_of(args, dims))
+
+
+def _shape_of(x) -> tuple:
+    return tuple(aval_of_value(x).shape)
+
+
+# broadcast_in_dim
+def _broadcast_in_dim_transpose(cts, x, *, shape, broadcast_dimensions):
+    ct, = cts
+    in_shape = x.aval.shape
+    new_axes = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
+    stretched = tuple(d for i, d in enumerate(broadcast_dimensions)
+                      if in_shape[i] == 1 and shape[d] != 1)
+    summed = lax.reduce_sum(ct, tuple(sorted(new_axes + stretched)))
+    return [lax.reshape(summed, in_shape)]
+
+
+def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions):
+    x = _front(args, dims)
+    size = _shape_of(x)[0]
+    return [lax.broadcast_in_dim(x, (size,) + shape, (0,) + _shift(broadcast_dimensions))], [0]
+
+
+linear_jvp(broadcast_in_dim_p)
+broadcast_in_dim_p.transpose = _broadcast_in_dim_transpose
+broadcast_in_dim_p.batch = _broadcast_in_dim_batch
+
+
+# reshape
+def _reshape_transpose(cts, x, *, new_sizes, dimensions):
+    ct, = cts
+    if dimensions is None:
+        return [lax.reshape(ct, x.aval.shape)]
+    permuted = tuple(x.aval.shape[d] for d in dimensions)
+    return [lax.transpose(lax.reshape(ct, permuted), _inverse(dimensions))]
+
+
+def _reshape_batch(args, dims, *, new_sizes, dimensions):
+    x = _front(args, dims)
+    perm = None if dimensions is None else (0,) + _shift(dimensions)
+    return [lax.reshape(x, (_shape_of(x)[0],) + new_sizes, perm)], [0]
+
+
+linear_jvp(reshape_p)
+reshape_p.transpose = _reshape_transpose
+reshape_p.batch = _reshape_batch
+
+
+# transpose
+def _transpose_batch(args, dims, *, permutation):
+    return [lax.transpose(_front(args, dims), (0,) + _shift(permutation))], [0]
+
+
+linear_jvp(transpose_p)
+transpose_p.transpose = lambda cts, x, *, permutation: [
+    lax.transpose(cts[0], _inverse(permutation))]
+transpose_p.batch = _transpose_batch
+
+
+# squeeze, expand_dims and rev: each is its own kind of inverse, and batching shifts `dimensions`
+def _axes_batch(prim):
+    def batch(args, dims, *, dimensions):
+        return [prim.bind(_front(args, dims), dimensions=_shift(dimensions))], [0]
+    return batch
+
+
+linear_jvp(squeeze_p)
+squeeze_p.transpose = lambda cts, x, *, dimensions: [lax.expand_dims(cts[0], dimensions)]
+squeeze_p.batch = _axes_batch(squeeze_p)
+
+linear_jvp(expand_dims_p)
+expand_dims_p.transpose = lambda cts, x, *, dimensions: [lax.squeeze(cts[0], dimensions)]
+expand_dims_p.batch = _axes_batch(expand_dims_p)
+
+linear_jvp(rev_p)
+rev_p.transpose = lambda cts, x, *, dimensions: [lax.rev(cts[0], dimensions)]
+rev_p.batch = _axes_batch(rev_p)
+
+
+# concatenate
+def _concatenate_transpose(cts, *xs, dimension):
+    ct, = cts
+    outs, start = [], 0
+    for x in xs:
+        size = x.aval.shape[dimension]
+        outs.append(lax.slice_in_dim(ct, start, start + size, axis=dimension)
+                    if is_undefined(x) else None)
+        start += size
+    return outs
+
+
+def _concatenate_batch(args, dims, *, dimension):
+    size = axis_size_of(args, dims)
+    xs = [move_batch_axis(x, d, 0, size) for x, d in zip(args, dims, strict=True)]
+    return [lax.concatenate(xs, dimension + 1)], [0]
+
+
+linear_jvp(concatenate_p)
+concatenate_p.transpose = _concatenate_transpose
+concatenate_p.batch = _concatenate_batch
+
+
+# pad
+def _unpad(ct, padding_config):
+    """The entries of a pad's cotangent at the operand's positions, in the operand's shape."""
+    if not padding_config:
+        return ct
+    # negating lo/hi removes the edge padding and restores (as zeros) what negative padding cropped
+    edges = [(-lo, -hi, 0) for lo, hi, _ in padding_config]
+    body = lax.pad(ct, 0, edges)
+    strides = [interior + 1 for _, _, interior in padding_config]
+    return lax.slice(body, (0,) * len(strides), _shape_of(body), strides)
+
+
+def _pad_transpose(cts, x, padding_value, *, padding_config):
+    ct, = cts
+    unpadded = _unpad(ct, padding_config)
+    ct_value = None
+    if is_undefined(padding_value):
+        axes = tuple(range(len(padding_config)))
+        # every output entry not taken from the operand is a copy of the padding value
+        ct_value = lax.sub(lax.reduce_sum(ct, axes), lax.reduce_sum(unpadded, axes))
+    return [unpadded if is_undefined(x) else None, ct_value]
+
+
+def _pad_batch(args, dims, *, padding_config):
+    (x, value), (_, value_bdim) = args, dims
+    size = axis_size_of(args, dims)
+    x = move_batch_axis(x, dims[0], 0, size)
+    config = ((0, 0, 0),) + padding_config
+    if value_bdim is None:
+        return [lax.pad(x, value, config)], [0]
+    # one padding value per example: pad with zeros, then select each example's value where a
+    # padded mask says the entry is padding
+    out = lax.pad(x, np.zeros((), aval_of_value(x).dtype), config)
+    out_shape = _shape_of(out)
+    inner = lax.broadcast_in_dim(np.array(False), _shape_of(x)[1:], ())
+    mask = lax.pad(inner, np.array(True), padding_config)
+    mask = lax.broadcast_in_dim(mask, out_shape, tuple(range(1, len(out_shape))))
+    value = lax.broadcast_in_dim(move_batch_axis(value, value_bdim, 0, size), out_shape, (0,))
+    return [lax.select(mask, value, out)], [0]
+
+
+linear_jvp(pad_p)
+pad_p.transpose = _pad_transpose
+pad_p.batch = _pad_batch
+
+
+# iota has no operands: the JVP and batching interpreters never call these (no tangent, no batch
+# axis can reach it); they exist so the primitive has no silently missing rule.
+def _iota_jvp(primals, tangents, *, dtype, shape, dimension):
+    out = iota_p.bind(dtype=dtype, shape=shape, dimension=dimension)
+    return [out], [Zero(ShapedArray(shape, np.dtype(dtype)))]
+
+
+iota_p.jvp = _iota_jvp
+iota_p.batch = lambda args, dims, **params: ([iota_p.bind(**params)], [None])

@@ -418,4 +418,370 @@ SCATTER_TABLE = [
 
 scatter_primitives = {name: _make(name, _scatter_abstract_eval(name), _scatter_lower(combine))
                       for name, combine in SCATTER_TABLE}
-globals().update({f"{name}_p": prim for name, prim in scatter_primitives.items()})
+scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p = (
+    scatter_primitives[name] for name, _ in SCATTER_TABLE)
+
+
+# --- differentiation and batching rules -----------------------------------------------------------
+# Slices, gathers and scatter/scatter_add are linear in their array operands (jointly), never in
+# their integer indices, which stay fixed: the JVP applies the primitive to the tangents, and the
+# transposes pair up as slice <-> pad, dynamic_slice <-> dynamic_update_slice, gather <->
+# scatter_add. Batched indices turn dynamic slices into gathers/scatters with batching dims.
+import functools  # noqa: E402
+import math  # noqa: E402
+
+from yax.core.avals import TypedScalar, aval_of_value  # noqa: E402
+from yax.interpreters.ad_util import Zero, add_tangents, instantiate, zeros_like_aval  # noqa: E402
+from yax.interpreters.batching import axis_size_of, move_batch_axis  # noqa: E402
+from yax.interpreters.transpose import is_undefined  # noqa: E402
+from yax.primitives._lax import lax  # noqa: E402
+
+_MODE = GatherScatterMode
+
+
+def _aval(x):
+    return aval_of_value(x)
+
+
+def _shift(axes) -> tuple:
+    """Axis params once a batch axis sits in front."""
+    return tuple(a + 1 for a in axes)
+
+
+def _zero_tangent(out):
+    return Zero(_aval(out).strip_weak_type())
+
+
+def _jvp_linear_in(prim, linear: tuple) -> None:
+    """JVP of a primitive linear (jointly) in the operands at positions `linear`; the other
+    operands are integer indices, which have no tangent and are reused as they are."""
+    def jvp(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        if all(type(tangents[i]) is Zero for i in linear):
+            return [out], [_zero_tangent(out)]
+        args = [instantiate(t) if i in linear else p
+                for i, (p, t) in enumerate(zip(primals, tangents, strict=True))]
+        return [out], [prim.bind(*args, **params)]
+    prim.jvp = jvp
+
+
+# slice
+def _slice_transpose(cts, x, *, start_indices, limit_indices, strides):
+    ct, = cts
+    shape = x.aval.shape
+    strides = strides or (1,) * len(shape)
+    config = []
+    for start, size, stride, n in zip(start_indices, shape, strides, _aval(ct).shape,
+                                      strict=True):
+        extent = (n - 1) * stride + 1 if n else 0  # from the first to the last taken element
+        config.append((start, size - start - extent, stride - 1))
+    return [lax.pad(ct, 0, config)]
+
+
+def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
+    x = move_batch_axis(args[0], dims[0], 0, None)
+    size = _aval(x).shape[0]
+    strides = None if strides is None else (1,) + tuple(strides)
+    return [slice_p.bind(x, start_indices=(0,) + tuple(start_indices),
+                         limit_indices=(size,) + tuple(limit_indices), strides=strides)], [0]
+
+
+_jvp_linear_in(slice_p, (0,))
+slice_p.transpose = _slice_transpose
+slice_p.batch = _slice_batch
+
+
+# dynamic_slice / dynamic_update_slice
+def _dynamic_slice_transpose(cts, x, *starts, slice_sizes):
+    ct, = cts
+    # both primitives clamp the starts the same way, so the update lands where the slice was taken
+    out = dynamic_update_slice_p.bind(zeros_like_aval(x.aval.strip_weak_type()), ct, *starts)
+    return [out] + [None] * len(starts)
+
+
+def _stack_starts(starts, dims, size):
+    """Per-axis start scalars (some batched) as one index array of shape (size, n), batched at 0."""
+    cols = [lax.broadcast_in_dim(s, (size, 1), () if d is None else (0,))
+            for s, d in zip(starts, dims, strict=True)]
+    return lax.concatenate(cols, 1)
+
+
+def _start_zero(starts):
+    dt = _aval(starts[0]).dtype if starts else np.dtype(np.int32)
+    return TypedScalar(0, dt, weak_type=False)
+
+
+def _dynamic_slice_batch(args, dims, *, slice_sizes):
+    (x, *starts), (x_bdim, *start_bdims) = args, dims
+    size = axis_size_of(args, dims)
+    if all(d is None for d in start_bdims):
+        x = move_batch_axis(x, x_bdim, 0, size)
+        return [dynamic_slice_p.bind(x, _start_zero(starts), *starts,
+                                     slice_sizes=(size,) + tuple(slice_sizes))], [0]
+    # per-example starts: a gather of one clamped window per example
+    n = len(starts)
+    dn = GatherDimensionNumbers(offset_dims=tuple(range(n)), collapsed_slice_dims=(),
+                                start_index_map=tuple(range(n)))
+    indices = _stack_starts(starts, start_bdims, size)
+    return _gather_batch([x, indices], [x_bdim, 0], dimension_numbers=dn,
+                         slice_sizes=tuple(slice_sizes), indices_are_sorted=False,
+                         unique_indices=False, mode=_MODE.CLIP, fill_value=None)
+
+
+def _dynamic_update_slice_transpose(cts, x, update, *starts):
+    ct, = cts
+    upd_aval = _aval(update) if not is_undefined(update) else update.aval
+    ct_x = ct_update = None
+    if is_undefined(x):  # the overwritten block does not reach the output
+        zeros = zeros_like_aval(upd_aval.strip_weak_type())
+        ct_x = dynamic_update_slice_p.bind(ct, zeros, *starts)
+    if is_undefined(update):
+        ct_update = dynamic_slice_p.bind(ct, *starts, slice_sizes=upd_aval.shape)
+    return [ct_x, ct_update] + [None] * len(starts)
+
+
+def _dynamic_update_slice_batch(args, dims):
+    (x, update, *starts), (x_bdim, upd_bdim, *start_bdims) = args, dims
+    size = axis_size_of(args, dims)
+    x = move_batch_axis(x, x_bdim, 0, size)
+    update = move_batch_axis(update, upd_bdim, 0, size)
+    if all(d is None for d in start_bdims):
+        return [dynamic_update_slice_p.bind(x, update, _start_zero(starts), *starts)], [0]
+    # per-example starts: a scatter of one clamped window per example
+    n = len(starts)
+    dn = ScatterDimensionNumbers(update_window_dims=tuple(range(n)), inserted_window_dims=(),
+                                 scatter_dims_to_operand_dims=tuple(range(n)))
+    indices = _stack_starts(starts, start_bdims, size)
+    return _scatter_batch(scatter_p)([x, indices, update], [0, 0, 0], dimension_numbers=dn,
+                                     indices_are_sorted=True, unique_indices=True,
+                                     mode=_MODE.CLIP)
+
+
+_jvp_linear_in(dynamic_slice_p, (0,))
+dynamic_slice_p.transpose = _dynamic_slice_transpose
+dynamic_slice_p.batch = _dynamic_slice_batch
+_jvp_linear_in(dynamic_update_slice_p, (0, 1))
+dynamic_update_slice_p.transpose = _dynamic_update_slice_transpose
+dynamic_update_slice_p.batch = _dynamic_update_slice_batch
+
+
+# gather
+def _gather_jvp(primals, tangents, **params):
+    (x, indices), (x_dot, _) = primals, tangents
+    out = gather_p.bind(x, indices, **params)
+    if type(x_dot) is Zero:
+        return [out], [_zero_tangent(out)]
+    # windows that are filled take no value from the operand: their tangent is 0, not the fill
+    fill = 0 if params["mode"] == _MODE.FILL_OR_DROP else None
+    return [out], [gather_p.bind(x_dot, indices, **{**params, "fill_value": fill})]
+
+
+def _gather_transpose(cts, x, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
+                      unique_indices, mode, fill_value):
+    ct, = cts
+    dn = dimension_numbers
+    sdn = ScatterDimensionNumbers(
+        update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+        scatter_dims_to_operand_dims=dn.start_index_map,
+        operand_batching_dims=dn.operand_batching_dims,
+        scatter_indices_batching_dims=dn.start_indices_batching_dims)
+    # XLA clamps the starts of an in-bounds-promised gather, so its transpose clamps them too
+    mode = _MODE.CLIP if mode == _MODE.PROMISE_IN_BOUNDS else mode
+    zeros = zeros_like_aval(x.aval.strip_weak_type())
+    return [scatter_add_p.bind(zeros, indices, ct, dimension_numbers=sdn,
+                               indices_are_sorted=indices_are_sorted,
+                               unique_indices=unique_indices, mode=mode), None]
+
+
+def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
+    (x, indices), (x_bdim, idx_bdim) = args, dims
+    size = axis_size_of(args, dims)
+    dn = dimension_numbers
+    if idx_bdim is None:  # the batch axis is one more window axis, taken whole
+        x = move_batch_axis(x, x_bdim, 0, size)
+        dn = GatherDimensionNumbers(
+            (0,) + _shift(dn.offset_dims), _shift(dn.collapsed_slice_dims),
+            _shift(dn.start_index_map), _shift(dn.operand_batching_dims),
+            dn.start_indices_batching_dims)
+        slice_sizes = (size,) + tuple(slice_sizes)
+    elif x_bdim is None:  # one more batch axis of the indices, placed first in the result
+        indices = move_batch_axis(indices, idx_bdim, 0, size)
+        dn = dn._replace(offset_dims=_shift(dn.offset_dims),
+                         start_indices_batching_dims=_shift(dn.start_indices_batching_dims))
+    else:  # example b's indices read example b's operand: a batching-dims pair
+        x = move_batch_axis(x, x_bdim, 0, size)
+        indices = move_batch_axis(indices, idx_bdim, 0, size)
+        dn = GatherDimensionNumbers(
+            _shift(dn.offset_dims), _shift(dn.collapsed_slice_dims), _shift(dn.start_index_map),
+            (0,) + _shift(dn.operand_batching_dims),
+            (0,) + _shift(dn.start_indices_batching_dims))
+        slice_sizes = (1,) + tuple(slice_sizes)
+    return [gather_p.bind(x, indices, dimension_numbers=dn, slice_sizes=slice_sizes,
+                          **params)], [0]
+
+
+gather_p.jvp = _gather_jvp
+gather_p.transpose = _gather_transpose
+gather_p.batch = _gather_batch
+
+
+# scatter family: shared helpers
+def _gather_windows(y, indices, upd_aval, dn, mode):
+    """For each update entry, the entry of `y` (operand-shaped) it is scattered onto; entries of
+    windows the scatter drops read 0."""
+    gdn = GatherDimensionNumbers(
+        offset_dims=dn.update_window_dims, collapsed_slice_dims=dn.inserted_window_dims,
+        start_index_map=dn.scatter_dims_to_operand_dims,
+        operand_batching_dims=dn.operand_batching_dims,
+        start_indices_batching_dims=dn.scatter_indices_batching_dims)
+    sizes = tuple(_scatter_window_sizes(_aval(y), upd_aval, dn))
+    # a scatter that is not clamping drops windows that do not fit (XLA skips them)
+    gmode = _MODE.CLIP if mode == _MODE.CLIP else _MODE.FILL_OR_DROP
+    return gather_p.bind(y, indices, dimension_numbers=gdn, slice_sizes=sizes,
+                         indices_are_sorted=False, unique_indices=False, mode=gmode,
+                         fill_value=0 if gmode == _MODE.FILL_OR_DROP else None)
+
+
+def _scatter_batch(prim):
+    def batch(args, dims, *, dimension_numbers, **params):
+        (x, indices, updates), (x_bdim, idx_bdim, upd_bdim) = args, dims
+        size = axis_size_of(args, dims)
+        dn = dimension_numbers
+        x = move_batch_axis(x, x_bdim, 0, size)
+        updates = move_batch_axis(updates, upd_bdim, 0, size)
+        if idx_bdim is None:  # the batch axis is one more (whole) window axis
+            dn = ScatterDimensionNumbers(
+                (0,) + _shift(dn.update_window_dims), _shift(dn.inserted_window_dims),
+                _shift(dn.scatter_dims_to_operand_dims), _shift(dn.operand_batching_dims),
+                dn.scatter_indices_batching_dims)
+        else:  # example b's indices write into example b's operand: a batching-dims pair
+            indices = move_batch_axis(indices, idx_bdim, 0, size)
+            dn = ScatterDimensionNumbers(
+                _shift(dn.update_window_dims), _shift(dn.inserted_window_dims),
+                _shift(dn.scatter_dims_to_operand_dims), (0,) + _shift(dn.operand_batching_dims),
+                (0,) + _shift(dn.scatter_indices_batching_dims))
+        return [prim.bind(x, indices, updates, dimension_numbers=dn, **params)], [0]
+    return batch
+
+
+for _prim in scatter_primitives.values():
+    _prim.batch = _scatter_batch(_prim)
+
+
+# scatter_add
+def _scatter_add_transpose(cts, x, indices, updates, *, dimension_numbers, indices_are_sorted,
+                           unique_indices, mode):
+    ct, = cts
+    ct_updates = None
+    if is_undefined(updates):
+        ct_updates = _gather_windows(ct, indices, updates.aval, dimension_numbers, mode)
+    return [ct if is_undefined(x) else None, None, ct_updates]
+
+
+_jvp_linear_in(scatter_add_p, (0, 2))
+scatter_add_p.transpose = _scatter_add_transpose
+
+
+# scatter: with duplicate indices one update wins each entry, and XLA picks the same winner for
+# the primal and the tangent scatter (same indices), so the JVP is the scatter of the tangents.
+def _winner_mask(x_aval, indices, upd_aval, dn, mode, dtype):
+    """1 for each update entry a scatter keeps, 0 where a duplicate index overwrote it: every entry
+    scatters its own id, and the ids read back tell which one won."""
+    n = math.prod(upd_aval.shape)
+    ids = lax.add(lax.reshape(lax.iota(np.int32, n), upd_aval.shape), np.int32(1))
+    canvas = zeros_like_aval(ShapedArray(x_aval.shape, np.dtype(np.int32)))
+    won = scatter_p.bind(canvas, indices, ids, dimension_numbers=dn, indices_are_sorted=False,
+                         unique_indices=False, mode=mode)
+    back = _gather_windows(won, indices, upd_aval, dn, mode)
+    return lax.convert_element_type(lax.eq(back, ids), dtype)
+
+
+def _scatter_transpose(cts, x, indices, updates, *, dimension_numbers, indices_are_sorted,
+                       unique_indices, mode):
+    ct, = cts
+    dn = dimension_numbers
+    params = dict(dimension_numbers=dn, indices_are_sorted=indices_are_sorted,
+                  unique_indices=unique_indices, mode=mode)
+    upd_aval = updates.aval if is_undefined(updates) else _aval(updates)
+    ct_x = ct_updates = None
+    if is_undefined(x):  # overwritten entries do not reach the output
+        zeros = zeros_like_aval(upd_aval.strip_weak_type())
+        ct_x = scatter_p.bind(ct, indices, zeros, **params)
+    if is_undefined(updates):
+        ct_updates = _gather_windows(ct, indices, upd_aval, dn, mode)
+        if not unique_indices:  # (a NaN/inf cotangent on a losing entry would leak through)
+            x_aval = x.aval if is_undefined(x) else _aval(x)
+            ct_updates = lax.mul(ct_updates, _winner_mask(x_aval, indices, upd_aval, dn, mode,
+                                                          _aval(ct).dtype))
+    return [ct_x, None, ct_updates]
+
+
+_jvp_linear_in(scatter_p, (0, 2))
+scatter_p.transpose = _scatter_transpose
+
+
+# scatter_mul: linear in the operand only
+def _scatter_mul_jvp(primals, tangents, **params):
+    (x, indices, updates), (x_dot, _, upd_dot) = primals, tangents
+    out = scatter_mul_p.bind(x, indices, updates, **params)
+    t_out = _zero_tangent(out)
+    if type(x_dot) is not Zero:
+        t_out = scatter_mul_p.bind(x_dot, indices, updates, **params)
+    if type(upd_dot) is not Zero:
+        t_out = add_tangents(t_out, _scatter_mul_updates_jvp(x, indices, updates, upd_dot,
+                                                             **params))
+    return [out], [t_out]
+
+
+def _scatter_mul_updates_jvp(x, indices, updates, upd_dot, **params):
+    if not params["unique_indices"]:
+        raise errors.NotImplementedRuleError(
+            "jvp of `scatter_mul` with respect to its updates is only implemented for "
+            "unique_indices=True (with duplicate indices each update's derivative is the product "
+            "of the others); pass unique_indices=True when the indices are unique, or use "
+            "scatter_add on logarithms")
+    # out = x * u at each scattered entry (x elsewhere): d out = x * (u_dot scattered there)
+    zeros = zeros_like_aval(_aval(upd_dot).update(shape=_aval(x).shape))
+    return lax.mul(x, scatter_add_p.bind(zeros, indices, upd_dot, **params))
+
+
+def _scatter_mul_transpose(cts, x, indices, updates, **params):
+    if is_undefined(updates):
+        raise errors.NotImplementedRuleError(
+            "transposition of `scatter_mul` with respect to its updates: it is not linear in them")
+    return [scatter_mul_p.bind(cts[0], indices, updates, **params), None, None]
+
+
+scatter_mul_p.jvp = _scatter_mul_jvp
+scatter_mul_p.transpose = _scatter_mul_transpose
+
+
+# scatter_min / scatter_max: the tangent of each output entry is the mean of the tangents of the
+# values that reach it (the operand's and the updates' entries equal to the result), as in JAX
+def _scatter_extremum_jvp(prim):
+    def jvp(primals, tangents, *, dimension_numbers, **params):
+        (x, indices, updates), (x_dot, _, upd_dot) = primals, tangents
+        dn, mode = dimension_numbers, params["mode"]
+        out = prim.bind(x, indices, updates, dimension_numbers=dn, **params)
+        if type(x_dot) is Zero and type(upd_dot) is Zero:
+            return [out], [_zero_tangent(out)]
+        dt = _aval(out).dtype
+        upd_aval = _aval(updates)
+        x_wins = lax.convert_element_type(lax.eq(x, out), dt)
+        upd_reached = _gather_windows(out, indices, upd_aval, dn, mode)
+        upd_wins = lax.convert_element_type(lax.eq(updates, upd_reached), dt)
+        zeros = zeros_like_aval(ShapedArray(_aval(x).shape, dt))
+        add = functools.partial(scatter_add_p.bind, dimension_numbers=dn, **params)
+        count = lax.add(x_wins, add(zeros, indices, upd_wins))
+        share = lax.div(np.ones((), dt), lax.max(count, np.ones((), dt)))
+        t_out = _zero_tangent(out)
+        if type(x_dot) is not Zero:
+            t_out = lax.mul(x_dot, x_wins)
+        if type(upd_dot) is not Zero:
+            t_out = add_tangents(t_out, add(zeros, indices, lax.mul(upd_dot, upd_wins)))
+        return [out], [lax.mul(t_out, share)]
+    return jvp
+
+
+scatter_min_p.jvp = _scatter_extremum_jvp(scatter_min_p)
+scatter_max_p.jvp = _scatter_extremum_jvp(scatter_max_p)

@@ -91,3 +91,62 @@ def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
 sort_p = Primitive("sort", multiple_results=True)
 sort_p.abstract_eval = _sort_abstract_eval
 sort_p.lower = _sort_lower
+
+
+# --- differentiation and batching rules ---------------------------------------------------------
+from yax.core.trace import bind  # noqa: E402
+from yax.interpreters.ad_util import Zero  # noqa: E402
+from yax.interpreters.batching import axis_size_of, move_batch_axis  # noqa: E402
+from yax.interpreters.transpose import is_undefined  # noqa: E402
+from yax.primitives._lax import lax  # noqa: E402
+
+
+def _positions(aval, dimension):
+    return lax.broadcasted_iota(np.int32, aval.shape, dimension)
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+    """Every output is a permutation of its operand, so each tangent is permuted like it. The
+    positions (an iota) become the last key: ties then keep their input order (stable), and the
+    tangent sort below (same keys) reproduces the primal permutation exactly."""
+    keys = [*primals[:num_keys], _positions(primals[0].aval, dimension)]
+    params = dict(dimension=dimension, is_stable=True, num_keys=num_keys + 1)
+    outs = bind(sort_p, *keys, *primals[num_keys:], **params)
+    outs = outs[:num_keys] + outs[num_keys + 1:]
+    moving = [t for t in tangents if type(t) is not Zero]
+    if not moving:
+        return outs, [Zero(o.aval.strip_weak_type()) for o in outs]
+    # linear in the tangents: the keys are primal values (residuals under linearize)
+    sorted_t = iter(bind(sort_p, *keys, *moving, **params)[num_keys + 1:])
+    return outs, [t if type(t) is Zero else next(sorted_t) for t in tangents]
+
+
+def _sort_transpose(cts, *operands, dimension, is_stable, num_keys):
+    """The non-key operands enter linearly (permuted by the keys' order); the adjoint of a
+    permutation is its inverse, which sorting by the permutation itself applies."""
+    keys = operands[:num_keys]
+    if any(is_undefined(k) for k in keys):
+        raise ValueError("sort is linear only in its non-key operands; a key is undefined")
+    aval = operands[0].aval if is_undefined(operands[0]) else keys[0].aval
+    order = bind(sort_p, *keys, _positions(aval, dimension), dimension=dimension,
+                 is_stable=True, num_keys=num_keys + 1)[-1]
+    linear = [i for i in range(num_keys, len(operands)) if is_undefined(operands[i])]
+    back = bind(sort_p, order, *(cts[i] for i in linear), dimension=dimension, is_stable=True,
+                num_keys=1)[1:]
+    result = [None] * len(operands)
+    for i, ct in zip(linear, back, strict=True):
+        result[i] = ct
+    return result
+
+
+def _sort_batch(args, dims, *, dimension, is_stable, num_keys):
+    size = axis_size_of(args, dims)
+    # all operands share one shape, so unbatched ones are broadcast along the new axis 0
+    moved = [move_batch_axis(x, d, 0, size) for x, d in zip(args, dims, strict=True)]
+    outs = bind(sort_p, *moved, dimension=dimension + 1, is_stable=is_stable, num_keys=num_keys)
+    return list(outs), [0] * len(outs)
+
+
+sort_p.jvp = _sort_jvp
+sort_p.transpose = _sort_transpose
+sort_p.batch = _sort_batch

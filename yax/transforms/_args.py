@@ -8,6 +8,7 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.trace import Tracer
+from yax.interpreters import eager
 from yax.runtime.array import Array
 
 
@@ -25,6 +26,16 @@ def leaf_aval(x, path: str = "") -> ShapedArray:
     raise TypeError(f"argument{where} of type {type(x).__name__} is not an array; pass arrays, "
                     f"scalars or pytrees of them, or mark the argument static "
                     f"(static_argnums/static_argnames)")
+
+
+def canonical_leaf(x):
+    """Arrays and tracers pass through; NumPy data and Python scalars become Arrays (weak for
+    Python scalars), so transformations only ever see values with avals."""
+    if type(x) is Array or isinstance(x, Tracer):
+        return x
+    if dtypes.is_python_scalar(x):
+        return eager.to_array(x)
+    return eager.array_from_numpy(np.asarray(x))
 
 
 def normalize_argnums(argnums, nargs: int | None = None) -> tuple[int, ...]:

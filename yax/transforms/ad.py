@@ -20,7 +20,7 @@ from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.partial_eval import linearize_flat
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.transpose import UndefinedPrimal, backward_pass
-from yax.transforms._args import normalize_argnums
+from yax.transforms._args import canonical_leaf, normalize_argnums
 
 
 def _aval(x) -> ShapedArray:
@@ -59,7 +59,9 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
         raise TypeError("jvp expects primals and tangents as tuples of arguments, e.g. "
                         "jvp(f, (x,), (v,))")
     p_leaves, in_tree = tree_util.tree_flatten(tuple(primals))
+    p_leaves = [canonical_leaf(x) for x in p_leaves]
     t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+    t_leaves = [t if _is_float0(t) else canonical_leaf(t) for t in t_leaves]
     if in_tree != t_tree:
         raise TypeError(f"jvp: primals and tangents must have the same structure, got {in_tree} "
                         f"and {t_tree}")
@@ -109,6 +111,7 @@ def linearize(fun, *primals):
     the primal computation.
     """
     p_leaves, in_tree = tree_util.tree_flatten(primals)
+    p_leaves = [canonical_leaf(x) for x in p_leaves]
     out_box = []
     p_out, linear, nonzero = linearize_flat(_flat_fun(fun, in_tree, out_box), p_leaves)
     out_avals = [_aval(p) for p in p_out]
@@ -135,6 +138,7 @@ def vjp(fun, *primals, has_aux: bool = False):
       >>> f_vjp(1.0)   # (cos(0.5),)
     """
     p_leaves, in_tree = tree_util.tree_flatten(primals)
+    p_leaves = [canonical_leaf(x) for x in p_leaves]
     out_box = []
     flat = _flat_fun(fun, in_tree, out_box)
     if has_aux:
@@ -269,6 +273,7 @@ def _one_like(value):
 def linear_transpose(fun, *primals):
     """The transpose of the linear function `fun`, for inputs shaped like `primals`."""
     p_leaves, in_tree = tree_util.tree_flatten(primals)
+    p_leaves = [canonical_leaf(x) for x in p_leaves]
     in_avals = [tangent_aval(_aval(p)) for p in p_leaves]
     out_box = []
     closed = trace_to_jaxpr(_flat_fun(fun, in_tree, out_box), in_avals, name="linear_transpose")

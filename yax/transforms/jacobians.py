@@ -9,7 +9,7 @@ import numpy as np
 from yax import tree_util
 from yax.core.avals import aval_of_value
 from yax.interpreters import eager
-from yax.transforms._args import normalize_argnums
+from yax.transforms._args import canonical_leaf, normalize_argnums
 from yax.transforms.ad import _check_grad_inputs, jvp, vjp
 from yax.transforms.vmap import vmap
 
@@ -50,6 +50,7 @@ def jacfwd(fun, argnums=0, has_aux: bool = False):
         _check_grad_inputs(args, nums, False, "jacfwd")
         diff = tuple(args[i] for i in nums)
         leaves, in_tree = tree_util.tree_flatten(diff)
+        leaves = [canonical_leaf(x) for x in leaves]
         f = _partial(fun, args, nums)
 
         def column(i, basis):
@@ -82,6 +83,7 @@ def jacrev(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
         _check_grad_inputs(args, nums, allow_int, "jacrev")
         diff = tuple(args[i] for i in nums)
         leaves, in_tree = tree_util.tree_flatten(diff)
+        leaves = [canonical_leaf(x) for x in leaves]
         out, f_vjp = vjp(_partial(fun, args, nums), *diff)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         rows_per_output = []

@@ -11,6 +11,7 @@ import functools
 from yax import errors, tree_util
 from yax.core.avals import aval_of_value
 from yax.interpreters.batching import move_batch_axis, not_mapped, vmap_flat
+from yax.transforms._args import canonical_leaf
 
 
 def _broadcast_prefix(prefix, tree, what: str) -> list:
@@ -58,6 +59,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     @functools.wraps(fun)
     def batched(*args):
         leaves, in_tree = tree_util.tree_flatten(args)
+        leaves = [canonical_leaf(x) for x in leaves]
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise errors.YaxError(f"vmap in_axes {in_axes} has {len(in_axes)} entries but the "
                                   f"function got {len(args)} positional arguments; give one "

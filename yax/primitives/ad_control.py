@@ -1,0 +1,23 @@
+"""Primitives that steer differentiation without computing: stop_gradient.
+
+`stop_gradient(x)` is the identity on values and has a zero derivative, so nothing flows back
+through it (use it for targets, running statistics, straight-through tricks).
+"""
+
+from __future__ import annotations
+
+from yax.core.primitive import Primitive
+from yax.interpreters.ad_util import Zero, tangent_aval
+
+stop_gradient_p = Primitive("stop_gradient")
+stop_gradient_p.abstract_eval = lambda x: x
+stop_gradient_p.lower = lambda ctx, x: [x]
+
+
+def _stop_gradient_jvp(primals, tangents):
+    x, = primals
+    return [stop_gradient_p.bind(x)], [Zero(tangent_aval(x.aval))]
+
+
+stop_gradient_p.jvp = _stop_gradient_jvp
+stop_gradient_p.batch = lambda args, dims: ([stop_gradient_p.bind(args[0])], [dims[0]])

@@ -1,0 +1,261 @@
+"""Named-axis collectives: psum, pmax, pmin, all_gather and axis_index.
+
+A collective names an axis bound by an enclosing `vmap(..., axis_name=name)` and acts across the
+examples of that axis. For a value `x` that differs per example `i` of a vmap of size n:
+
+    psum(x)[i]       == sum(x[k] for k in range(n))        # the same for every i
+    pmax(x)[i]       == max(x[k] for k in range(n))        # pmin likewise
+    all_gather(x)[i] == stack([x[k] for k in range(n)], axis)
+    axis_index()[i]  == i
+
+The `*_bind` functions below are what yax.lax calls (and what the rules call back into): they find
+the innermost trace binding the name, and answer directly when `x` is certainly the same for every
+example of that axis (a constant, or a value of a transformation outside it): a batching trace only
+runs a primitive's batch rule when an operand is batched, so those cases never reach it. Lowering a
+collective means its name was never bound: an error, not an XLA failure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax import errors
+from yax.core import dtypes
+from yax.core.avals import ShapedArray, TypedScalar
+from yax.core.primitive import Primitive
+from yax.core.trace import Tracer, current_trace, use_trace
+from yax.interpreters import batching
+from yax.interpreters.ad_util import Zero
+from yax.primitives._checks import dtype_kind_check
+from yax.primitives._lax import lax
+
+# --- finding the trace that binds an axis name ---------------------------------------------------
+
+
+def _unbound(axis_name) -> errors.YaxError:
+    return errors.YaxError(f"unbound axis name {axis_name!r}: use it inside "
+                           f"vmap(..., axis_name={axis_name!r})")
+
+
+def find_axis_trace(axis_name) -> batching.BatchTrace:
+    """The innermost active batching trace named `axis_name` (or the unbound-name error)."""
+    if axis_name is None:
+        raise errors.YaxError("a collective needs an axis name (got None): pass the axis_name "
+                              "given to vmap(..., axis_name=...)")
+    trace = current_trace()
+    while trace is not None:
+        if isinstance(trace, batching.BatchTrace) and trace.axis_name == axis_name:
+            return trace
+        trace = trace.parent
+    raise _unbound(axis_name)
+
+
+def axis_size(axis_name) -> int:
+    return find_axis_trace(axis_name).axis_size
+
+
+def _maybe_batched(x, trace) -> bool:
+    """False when `x` is surely the same for every example of `trace`: a concrete value or a
+    tracer of a transformation outside it. Inner tracers may hide a batched value; their own rules
+    call the `*_bind` functions again one level out, where the answer is exact."""
+    return isinstance(x, Tracer) and x._trace.level >= trace.level
+
+
+def _as_value(x):
+    return lax.convert_element_type(x, x.dtype) if type(x) is TypedScalar else x
+
+
+def psum_bind(x, axis_name):
+    trace = find_axis_trace(axis_name)
+    if not _maybe_batched(x, trace):
+        return lax.mul(_as_value(x), trace.axis_size)
+    return psum_p.bind(x, axis_name=axis_name)
+
+
+def pmax_bind(x, axis_name):
+    if not _maybe_batched(x, find_axis_trace(axis_name)):
+        return _as_value(x)
+    return pmax_p.bind(x, axis_name=axis_name)
+
+
+def pmin_bind(x, axis_name):
+    if not _maybe_batched(x, find_axis_trace(axis_name)):
+        return _as_value(x)
+    return pmin_p.bind(x, axis_name=axis_name)
+
+
+def all_gather_bind(x, axis_name, axis: int, tiled: bool):
+    trace = find_axis_trace(axis_name)
+    if not _maybe_batched(x, trace):
+        shape = tuple(x.shape)
+        out_shape = shape[:axis] + (trace.axis_size,) + shape[axis:]
+        dims = tuple(i for i in range(len(out_shape)) if i != axis)
+        return _merge_tiled(lax.broadcast_in_dim(x, out_shape, dims), axis, tiled)
+    return all_gather_p.bind(x, axis_name=axis_name, axis=axis, tiled=tiled,
+                             axis_size=trace.axis_size)
+
+
+def axis_index_bind(axis_name):
+    """The example's position along `axis_name`: an iota batched along that axis.
+
+    Built directly at the binding trace: with no operands, nothing would route a primitive
+    application to that trace's batch rule."""
+    trace = find_axis_trace(axis_name)
+    with use_trace(trace.parent):
+        index = lax.iota(np.int32, trace.axis_size)
+    return batching.BatchTracer(trace, index, 0)
+
+
+def _merge_tiled(x, axis: int, tiled: bool):
+    """For tiled=True, fold the gathered axis into the operand's axis that follows it."""
+    if not tiled:
+        return x
+    shape = tuple(x.shape)
+    return lax.reshape(x, shape[:axis] + (shape[axis] * shape[axis + 1],) + shape[axis + 2:])
+
+
+def _is_own_axis(axis_name) -> bool:
+    """Inside a batch rule: does the collective act along the axis being batched right now?"""
+    return batching.current_axis().axis_name == axis_name
+
+
+def _unbound_lower(ctx, *args, axis_name, **params):
+    raise _unbound(axis_name)
+
+
+# --- psum, pmax, pmin ----------------------------------------------------------------------------
+
+def _allreduce_abstract_eval(name, kind):
+    def rule(x, *, axis_name):
+        dtype_kind_check(name, x, kind)
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+    return rule
+
+
+def _allreduce_batch(reduce, rebind):
+    """Along the batched axis: reduce over the batch dim (the result is the same for every
+    example, so unbatched). Along another (outer) axis: keep the batch dim, reduce out there."""
+    def batch(args, dims, *, axis_name):
+        (x,), (bdim,) = args, dims
+        if _is_own_axis(axis_name):
+            return [reduce(x, (bdim,))], [None]
+        return [rebind(x, axis_name)], [bdim]
+    return batch
+
+
+def _psum_jvp(primals, tangents, *, axis_name):
+    (x,), (x_dot,) = primals, tangents
+    out = psum_bind(x, axis_name)
+    if type(x_dot) is Zero:
+        return [out], [Zero(out.aval.strip_weak_type())]
+    return [out], [psum_bind(x_dot, axis_name)]
+
+
+def _psum_transpose(cts, x, *, axis_name):
+    # every example's output is the sum of all inputs: each input receives every cotangent
+    return [psum_bind(cts[0], axis_name)]
+
+
+def _chooser_jvp(rebind):
+    """Tangent of pmax/pmin: the chosen example's tangent, shared equally among ties (the
+    reduce_max convention)."""
+    def jvp(primals, tangents, *, axis_name):
+        (x,), (x_dot,) = primals, tangents
+        out = rebind(x, axis_name)
+        if type(x_dot) is Zero:
+            return [out], [Zero(out.aval.strip_weak_type())]
+        hit = lax.convert_element_type(lax.eq(x, out), x_dot.dtype)
+        count = psum_bind(hit, axis_name)
+        return [out], [lax.div(psum_bind(lax.mul(x_dot, hit), axis_name), count)]
+    return jvp
+
+
+psum_p = Primitive("psum")
+psum_p.abstract_eval = _allreduce_abstract_eval("psum", "numeric")
+psum_p.lower = _unbound_lower
+psum_p.jvp = _psum_jvp
+psum_p.transpose = _psum_transpose
+psum_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_sum(x, axes), psum_bind)
+
+pmax_p = Primitive("pmax")
+pmax_p.abstract_eval = _allreduce_abstract_eval("pmax", "real")
+pmax_p.lower = _unbound_lower
+pmax_p.jvp = _chooser_jvp(pmax_bind)
+pmax_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_max(x, axes), pmax_bind)
+
+pmin_p = Primitive("pmin")
+pmin_p.abstract_eval = _allreduce_abstract_eval("pmin", "real")
+pmin_p.lower = _unbound_lower
+pmin_p.jvp = _chooser_jvp(pmin_bind)
+pmin_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_min(x, axes), pmin_bind)
+
+
+# --- all_gather: stack (tiled: concatenate) every example's value along `axis` -------------------
+
+def _all_gather_abstract_eval(x, *, axis_name, axis, tiled, axis_size):
+    limit = x.ndim if tiled else x.ndim + 1
+    if not 0 <= axis < limit:
+        raise errors.ShapeError(f"all_gather axis={axis} is out of range for an operand "
+                                f"{x.str_short()} (tiled={tiled}); use an axis in [0, {limit})")
+    shape = x.shape
+    if tiled:
+        out = shape[:axis] + (axis_size * shape[axis],) + shape[axis + 1:]
+    else:
+        out = shape[:axis] + (axis_size,) + shape[axis:]
+    return ShapedArray(out, x.dtype, x.weak_type)
+
+
+def _all_gather_batch(args, dims, *, axis_name, axis, tiled, axis_size):
+    (x,), (bdim,) = args, dims
+    if _is_own_axis(axis_name):
+        stacked = batching.move_batch_axis(x, bdim, axis, axis_size)
+        return [_merge_tiled(stacked, axis, tiled)], [None]
+    if bdim <= axis:  # the batch dim sits before the gathered position: shift that right
+        return [all_gather_bind(x, axis_name, axis + 1, tiled)], [bdim]
+    return [all_gather_bind(x, axis_name, axis, tiled)], [bdim if tiled else bdim + 1]
+
+
+def _all_gather_jvp(primals, tangents, *, axis_name, axis, tiled, axis_size):
+    (x,), (x_dot,) = primals, tangents
+    out = all_gather_bind(x, axis_name, axis, tiled)
+    if type(x_dot) is Zero:
+        return [out], [Zero(out.aval.strip_weak_type())]
+    return [out], [all_gather_bind(x_dot, axis_name, axis, tiled)]
+
+
+def _all_gather_transpose(cts, x, *, axis_name, axis, tiled, axis_size):
+    # example i's input appears, at slot i, in every example's output: sum the cotangents over
+    # examples, then each example takes its own slot
+    summed = psum_bind(cts[0], axis_name)
+    index = axis_index_bind(axis_name)
+    if not tiled:
+        return [lax.dynamic_index_in_dim(summed, index, axis, keepdims=False)]
+    chunk = x.aval.shape[axis]
+    return [lax.dynamic_slice_in_dim(summed, lax.mul(index, chunk), chunk, axis)]
+
+
+all_gather_p = Primitive("all_gather")
+all_gather_p.abstract_eval = _all_gather_abstract_eval
+all_gather_p.lower = _unbound_lower
+all_gather_p.jvp = _all_gather_jvp
+all_gather_p.transpose = _all_gather_transpose
+all_gather_p.batch = _all_gather_batch
+
+
+# --- axis_index: no operands, an int32 scalar that is the example's position ---------------------
+# `axis_index_bind` builds its value directly at the binding trace; the primitive is what a staged
+# program holds (and what a device-parallel lowering will implement).
+
+def _axis_index_batch(args, dims, *, axis_name):
+    size = batching.current_axis().axis_size
+    if _is_own_axis(axis_name):
+        return [lax.iota(np.int32, size)], [0]
+    return [axis_index_bind(axis_name)], [None]
+
+
+axis_index_p = Primitive("axis_index")
+axis_index_p.abstract_eval = lambda *, axis_name: ShapedArray((), dtypes.int32)
+axis_index_p.lower = _unbound_lower
+axis_index_p.jvp = lambda primals, tangents, *, axis_name: (
+    [axis_index_bind(axis_name)], [Zero(ShapedArray((), dtypes.int32))])
+axis_index_p.batch = _axis_index_batch

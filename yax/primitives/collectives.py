@@ -24,7 +24,7 @@ from yax.core import dtypes
 from yax.core.avals import ShapedArray, TypedScalar
 from yax.core.primitive import Primitive
 from yax.core.trace import Tracer, current_trace, use_trace
-from yax.interpreters import batching
+from yax.interpreters import batching, eager
 from yax.interpreters.ad_util import Zero
 from yax.primitives._checks import dtype_kind_check
 from yax.primitives._lax import lax
@@ -62,7 +62,7 @@ def _maybe_batched(x, trace) -> bool:
 
 
 def _as_value(x):
-    return lax.convert_element_type(x, x.dtype) if type(x) is TypedScalar else x
+    return eager.to_array(x) if type(x) is TypedScalar else x  # results are arrays
 
 
 def psum_bind(x, axis_name):
@@ -87,7 +87,7 @@ def pmin_bind(x, axis_name):
 def all_gather_bind(x, axis_name, axis: int, tiled: bool):
     trace = find_axis_trace(axis_name)
     if not _maybe_batched(x, trace):
-        shape = tuple(x.shape)
+        shape = x.aval.shape
         out_shape = shape[:axis] + (trace.axis_size,) + shape[axis:]
         dims = tuple(i for i in range(len(out_shape)) if i != axis)
         return _merge_tiled(lax.broadcast_in_dim(x, out_shape, dims), axis, tiled)
@@ -110,7 +110,7 @@ def _merge_tiled(x, axis: int, tiled: bool):
     """For tiled=True, fold the gathered axis into the operand's axis that follows it."""
     if not tiled:
         return x
-    shape = tuple(x.shape)
+    shape = x.aval.shape
     return lax.reshape(x, shape[:axis] + (shape[axis] * shape[axis + 1],) + shape[axis + 2:])
 
 
@@ -164,7 +164,7 @@ def _chooser_jvp(rebind):
         out = rebind(x, axis_name)
         if type(x_dot) is Zero:
             return [out], [Zero(out.aval.strip_weak_type())]
-        hit = lax.convert_element_type(lax.eq(x, out), x_dot.dtype)
+        hit = lax.convert_element_type(lax.eq(x, out), x_dot.aval.dtype)
         count = psum_bind(hit, axis_name)
         return [out], [lax.div(psum_bind(lax.mul(x_dot, hit), axis_name), count)]
     return jvp

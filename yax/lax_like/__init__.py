@@ -19,3 +19,4 @@ from yax.lax_like.sort import *  # noqa: F401,F403
 from yax.lax_like.dot import *  # noqa: F401,F403
 from yax.lax_like.conv import *  # noqa: F401,F403
 from yax.lax_like.ad_control import *  # noqa: F401,F403
+from yax.lax_like.collectives import *  # noqa: F401,F403

@@ -531,7 +531,7 @@ def _pow_jvp_x(t, out, x, y):
     if dtypes.is_int(_dtype(y)):
         # y x^(y-1) in x's dtype; y == 0 gives 0 (not 0 * inf) at x = 0, as JAX
         coef = lax.mul(lax.convert_element_type(y, _dtype(x)), lax.pow(x, lax.sub(y, 1)))
-        return lax.mul(t, lax.select(lax.eq(y, 0), lax.mul(coef, 0.0), coef))
+        return lax.mul(t, lax.select(lax.eq(y, 0), _const(x, 0.0), coef))
     # no guard for a float y: 0.0 ** 0.0 gives 0 * inf = nan, as JAX
     return lax.mul(t, lax.mul(y, lax.pow(x, lax.sub(y, 1.0))))
 

@@ -1,0 +1,110 @@
+"""yax.lax collectives over named axes (bound by `vmap(..., axis_name=...)`), as in jax.lax.
+
+`x` may be a pytree: the collective applies to each leaf. `axis_name` may be a tuple of names for
+psum/pmean/pmax/pmin/all_gather/axis_index, acting over all of them at once.
+"""
+
+from __future__ import annotations
+
+import math
+
+from yax import errors, tree_util
+from yax.core import dtypes
+from yax.lax_like import elementwise, shape
+from yax.lax_like._util import as_operand
+from yax.primitives import collectives as coll
+
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index"]
+
+
+def _names(axis_name) -> tuple:
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    if not names:
+        raise errors.YaxError("a collective needs at least one axis name")
+    if len(set(names)) != len(names):
+        raise errors.YaxError(f"axis_name {axis_name!r} repeats a name; list each axis once")
+    return names
+
+
+def _over_names(bind_one, x, axis_name):
+    names = _names(axis_name)
+
+    def leaf(v):
+        v = as_operand(v)
+        for name in names:  # a reduction over several axes is one reduction after another
+            v = bind_one(v, name)
+        return v
+    return tree_util.tree_map(leaf, x)
+
+
+def psum(x, axis_name):
+    """Sum of `x` over the examples of the named axis (the same result for every example).
+
+    Example:
+      >>> yax.vmap(lambda v: v / lax.psum(v, "i"), axis_name="i")(jnp.arange(1., 4.))
+      # [1/6, 2/6, 3/6]
+    """
+    return _over_names(coll.psum_bind, x, axis_name)
+
+
+def pmax(x, axis_name):
+    """Elementwise maximum of `x` over the examples of the named axis."""
+    return _over_names(coll.pmax_bind, x, axis_name)
+
+
+def pmin(x, axis_name):
+    """Elementwise minimum of `x` over the examples of the named axis."""
+    return _over_names(coll.pmin_bind, x, axis_name)
+
+
+def pmean(x, axis_name):
+    """Mean of `x` over the examples of the named axis (integers give floats, as in JAX)."""
+    count = math.prod(coll.axis_size(name) for name in _names(axis_name))
+
+    def mean(v):
+        if not dtypes.is_inexact(v.aval.dtype):
+            v = elementwise.convert_element_type(v, dtypes.default_float())
+        return elementwise.div(v, count)
+    return tree_util.tree_map(mean, psum(x, axis_name))
+
+
+def all_gather(x, axis_name, *, axis: int = 0, tiled: bool = False):
+    """Every example's `x`, stacked along a new axis `axis` (tiled=True: concatenated along the
+    existing `axis`). Over several names the gathered axis is indexed by the examples' positions,
+    the first name varying slowest.
+
+    Example:
+      >>> yax.vmap(lambda v: lax.all_gather(v, "i"), axis_name="i")(jnp.arange(3.))
+      # every row is [0, 1, 2]
+    """
+    names = _names(axis_name)
+
+    def leaf(v):
+        v = as_operand(v)
+        ndim = v.aval.ndim
+        limit = ndim if tiled else ndim + 1
+        if not -limit <= axis < limit:
+            raise errors.ShapeError(f"all_gather axis={axis} is out of range for an operand "
+                                    f"{v.aval.str_short()} (tiled={tiled}); use an axis in "
+                                    f"[{-limit}, {limit})")
+        ax = axis % limit
+        if len(names) == 1:
+            return coll.all_gather_bind(v, names[0], ax, bool(tiled))
+        for name in reversed(names):  # the last name is gathered first, ending up innermost
+            v = coll.all_gather_bind(v, name, ax, False)
+        dims = v.aval.shape
+        merged = len(names) + (1 if tiled else 0)
+        return shape.reshape(v, dims[:ax] + (math.prod(dims[ax:ax + merged]),)
+                             + dims[ax + merged:])
+    return tree_util.tree_map(leaf, x)
+
+
+def axis_index(axis_name):
+    """The position (int32) of the current example along the named axis (over several names:
+    the linear position, the first name varying slowest)."""
+    index = None
+    for name in _names(axis_name):
+        i = coll.axis_index_bind(name)
+        index = i if index is None else elementwise.add(
+            elementwise.mul(index, coll.axis_size(name)), i)
+    return index

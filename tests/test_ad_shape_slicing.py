@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import yax
 import yax.numpy as jnp
-from yax import errors, lax
+from yax import lax
 from yax.test_util import check_grads
 
 pytestmark = pytest.mark.usefixtures("x64")
@@ -192,7 +192,7 @@ def test_scatter_mul_min_max(shape, data):
     x = _rand(shape)
     _check(lambda x, u: jnp.asarray(x).at[idx].multiply(u, unique_indices=True), x,
            _rand(shape, 1))
-    _check(lambda x: jnp.asarray(x).at[dup].multiply(_rand((n + 1,) + shape[1:], 2)), x)
+    _check(lambda x, u: jnp.asarray(x).at[dup].multiply(u), x, _rand((n + 1,) + shape[1:], 2))
     for op in ("min", "max"):  # distinct random values: no ties
         _check(lambda x, u, op=op: getattr(jnp.asarray(x).at[dup], op)(u), x,
                _rand((n + 1,) + shape[1:], 3))
@@ -206,10 +206,12 @@ def test_scatter_min_ties_share_the_derivative():
     np.testing.assert_allclose(np.asarray(grads[1]), [1 / 3, 1 / 3, 0])
 
 
-def test_scatter_mul_duplicate_updates_is_reported():
-    idx = np.array([0, 0], np.int32)
-    with pytest.raises(errors.NotImplementedRuleError, match="scatter_mul.*unique_indices"):
-        yax.grad(lambda u: jnp.ones(3).at[idx].multiply(u).sum())(np.ones(2))
+def test_scatter_mul_duplicates_with_zeros():
+    # each update's derivative is x times the product of the other updates at its entry
+    x, u = np.array([2.0, 7.0, 1.0]), np.array([0.0, 3.0, 5.0, 0.0, 0.0, 0.0])
+    idx = np.array([0, 0, 0, 1, 2, 2], np.int32)
+    got = yax.grad(lambda u: jnp.asarray(x).at[idx].multiply(u).sum())(u)
+    np.testing.assert_allclose(np.asarray(got), [30.0, 0.0, 0.0, 7.0, 0.0, 0.0])
 
 
 def test_scatter_overlapping_windows():
@@ -233,7 +235,9 @@ def test_scatter_grads_against_jax(op):
     x, upd = _rand((4, 3)), _rand((len(i), 3), 1)
 
     def f(np_, x, u):
-        ref = getattr(np_.asarray(x).at[i], {"mul": "multiply"}.get(op, op))(u)
+        update = getattr(np_.asarray(x).at[i], {"mul": "multiply"}.get(op, op))
+        # jax differentiates scatter_mul's updates only with unique indices
+        ref = update(u, unique_indices=True) if op == "mul" else update(u)
         return np_.sum(np_.sin(ref) * np_.arange(12.0).reshape(4, 3))
 
     got = yax.grad(lambda x, u: f(jnp, x, u), argnums=(0, 1))(x, upd)

@@ -733,16 +733,42 @@ def _scatter_mul_jvp(primals, tangents, **params):
     return [out], [t_out]
 
 
-def _scatter_mul_updates_jvp(x, indices, updates, upd_dot, **params):
-    if not params["unique_indices"]:
-        raise errors.NotImplementedRuleError(
-            "jvp of `scatter_mul` with respect to its updates is only implemented for "
-            "unique_indices=True (with duplicate indices each update's derivative is the product "
-            "of the others); pass unique_indices=True when the indices are unique, or use "
-            "scatter_add on logarithms")
-    # out = x * u at each scattered entry (x elsewhere): d out = x * (u_dot scattered there)
-    zeros = zeros_like_aval(_aval(upd_dot).update(shape=_aval(x).shape))
-    return lax.mul(x, scatter_add_p.bind(zeros, indices, upd_dot, **params))
+def _scatter_mul_updates_jvp(x, indices, updates, upd_dot, *, dimension_numbers, **params):
+    # out = x * (product of the updates reaching an entry): d out = x * sum_k u_dot_k * (product
+    # of the other updates reaching that entry), so each update needs that exclusive product
+    dn = dimension_numbers
+    scatter_add = functools.partial(scatter_add_p.bind, dimension_numbers=dn, **params)
+    dt = _aval(upd_dot).dtype
+    zeros = zeros_like_aval(ShapedArray(_aval(x).shape, dt))
+    if params["unique_indices"]:  # no other update reaches the entry
+        return lax.mul(x, scatter_add(zeros, indices, upd_dot))
+    return lax.mul(x, scatter_add(zeros, indices, lax.mul(upd_dot, _exclusive_products(
+        x, indices, updates, dn, params["mode"]))))
+
+
+def _exclusive_products(x, indices, updates, dn, mode):
+    """For each update entry, the product of the other update entries scattered onto the same
+    operand entry. Dividing the full product by the entry itself fails at zeros, so zeros are
+    counted apart: the product of the nonzero updates is exact, and a zero entry's exclusive
+    product is it when the entry is the only zero there (0 when there are more)."""
+    dt = _aval(updates).dtype
+    params = dict(dimension_numbers=dn, indices_are_sorted=False, unique_indices=False,
+                  mode=mode)
+    upd_aval, x_shape = _aval(updates), _aval(x).shape
+
+    def full(shape, value):
+        return lax.broadcast_in_dim(np.asarray(value, dt), shape, ())
+
+    is_zero = lax.eq(updates, np.zeros((), dt))
+    nonzero = lax.select(is_zero, full(upd_aval.shape, 1), updates)
+    prod = scatter_mul_p.bind(full(x_shape, 1), indices, nonzero, **params)
+    count = scatter_add_p.bind(full(x_shape, 0), indices, lax.convert_element_type(is_zero, dt),
+                               **params)
+    prod, count = (_gather_windows(v, indices, upd_aval, dn, mode) for v in (prod, count))
+    none = full(upd_aval.shape, 0)
+    lone_zero = lax.select(lax.eq(count, np.ones((), dt)), prod, none)
+    no_zero = lax.select(lax.eq(count, np.zeros((), dt)), lax.div(prod, nonzero), none)
+    return lax.select(is_zero, lone_zero, no_zero)
 
 
 def _scatter_mul_transpose(cts, x, indices, updates, **params):

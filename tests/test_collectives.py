@@ -126,7 +126,7 @@ def test_grad_of_pmax_shares_ties_like_max():
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
-def test_check_grads_through_collectives():
+def test_check_grads_through_collectives(x64):
     x = _data(4, 3).astype(np.float64)
 
     def f(x):

@@ -48,10 +48,17 @@ class BatchTrace(Trace):
             self.check_foreign(x)
         return x, not_mapped
 
+    def _names_this_axis(self, params) -> bool:
+        """Collectives over this trace's axis act even on unbatched operands (psum(1, 'i'))."""
+        name = params.get("axis_name")
+        if name is None or self.axis_name is None:
+            return False
+        return name == self.axis_name or (isinstance(name, tuple) and self.axis_name in name)
+
     def process_primitive(self, primitive, args, params) -> list:
         vals, dims = zip(*(self.split(a) for a in args)) if args else ((), ())
         with use_trace(self.parent):
-            if all(d is not_mapped for d in dims):
+            if all(d is not_mapped for d in dims) and not self._names_this_axis(params):
                 outs = primitive.bind(*vals, **params)
                 return list(outs) if primitive.multiple_results else [outs]
             _axis_stack.append(self)

@@ -10,5 +10,6 @@ from yax.numpy.reductions import *  # noqa: F401,F403
 from yax.numpy.manipulation import *  # noqa: F401,F403
 from yax.numpy.indexing import *  # noqa: F401,F403
 from yax.numpy.contractions import *  # noqa: F401,F403
+from yax.numpy.sorting import *  # noqa: F401,F403
 from yax.numpy import array_methods as _array_methods  # noqa: F401  (installs operators)
 from yax.runtime.array import Array as ndarray  # noqa: F401

@@ -65,22 +65,32 @@ def _as_value(x):
     return eager.to_array(x) if type(x) is TypedScalar else x  # results are arrays
 
 
+# A value that is the same for every example: summing n copies multiplies by n; max/min keep it.
+
+def _psum_unbatched(x, size: int):
+    return lax.mul(_as_value(x), size)
+
+
+def _chooser_unbatched(x, size: int):
+    return _as_value(x)
+
+
 def psum_bind(x, axis_name):
     trace = find_axis_trace(axis_name)
     if not _maybe_batched(x, trace):
-        return lax.mul(_as_value(x), trace.axis_size)
+        return _psum_unbatched(x, trace.axis_size)
     return psum_p.bind(x, axis_name=axis_name)
 
 
 def pmax_bind(x, axis_name):
     if not _maybe_batched(x, find_axis_trace(axis_name)):
-        return _as_value(x)
+        return _chooser_unbatched(x, 0)
     return pmax_p.bind(x, axis_name=axis_name)
 
 
 def pmin_bind(x, axis_name):
     if not _maybe_batched(x, find_axis_trace(axis_name)):
-        return _as_value(x)
+        return _chooser_unbatched(x, 0)
     return pmin_p.bind(x, axis_name=axis_name)
 
 
@@ -132,12 +142,16 @@ def _allreduce_abstract_eval(name, kind):
     return rule
 
 
-def _allreduce_batch(reduce, rebind):
+def _allreduce_batch(reduce, unbatched, rebind):
     """Along the batched axis: reduce over the batch dim (the result is the same for every
-    example, so unbatched). Along another (outer) axis: keep the batch dim, reduce out there."""
+    example, so unbatched). Along another (outer) axis: keep the batch dim, reduce out there.
+    (An unbatched operand only arrives here if the batching trace routes collectives naming its
+    axis to their rules even then.)"""
     def batch(args, dims, *, axis_name):
         (x,), (bdim,) = args, dims
         if _is_own_axis(axis_name):
+            if bdim is None:
+                return [unbatched(x, batching.current_axis().axis_size)], [None]
             return [reduce(x, (bdim,))], [None]
         return [rebind(x, axis_name)], [bdim]
     return batch
@@ -175,19 +189,22 @@ psum_p.abstract_eval = _allreduce_abstract_eval("psum", "numeric")
 psum_p.lower = _unbound_lower
 psum_p.jvp = _psum_jvp
 psum_p.transpose = _psum_transpose
-psum_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_sum(x, axes), psum_bind)
+psum_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_sum(x, axes), _psum_unbatched,
+                                 psum_bind)
 
 pmax_p = Primitive("pmax")
 pmax_p.abstract_eval = _allreduce_abstract_eval("pmax", "real")
 pmax_p.lower = _unbound_lower
 pmax_p.jvp = _chooser_jvp(pmax_bind)
-pmax_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_max(x, axes), pmax_bind)
+pmax_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_max(x, axes), _chooser_unbatched,
+                                 pmax_bind)
 
 pmin_p = Primitive("pmin")
 pmin_p.abstract_eval = _allreduce_abstract_eval("pmin", "real")
 pmin_p.lower = _unbound_lower
 pmin_p.jvp = _chooser_jvp(pmin_bind)
-pmin_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_min(x, axes), pmin_bind)
+pmin_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_min(x, axes), _chooser_unbatched,
+                                 pmin_bind)
 
 
 # --- all_gather: stack (tiled: concatenate) every example's value along `axis` -------------------

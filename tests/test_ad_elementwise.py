@@ -17,7 +17,7 @@ from yax import lax
 from yax.interpreters.ad_util import float0
 from yax.test_util import check_grads
 
-SETTINGS = settings(max_examples=6, deadline=None,
+SETTINGS = settings(max_examples=5, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 SHAPES = st.sampled_from([(), (3,), (2, 3)])
 

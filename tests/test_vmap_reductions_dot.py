@@ -14,7 +14,7 @@ from jax import lax as jlax
 import yax
 from yax import lax
 
-FAST = settings(max_examples=6, deadline=None, derandomize=True,
+FAST = settings(max_examples=5, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 B = 3
 

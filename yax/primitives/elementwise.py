@@ -652,6 +652,24 @@ defjvp(clamp_p,
        lambda t, out, lo, x, hi: _where(lax.lt(hi, x), t))
 
 
+def _clamp_batch(args, dims):
+    """Only the bounds may be rank 0 (x fixes the shape), so x always gets the batch axis."""
+    from yax.interpreters.batching import axis_size_of, move_batch_axis
+    size = axis_size_of(args, dims)
+    (lo, x, hi), (lo_dim, x_dim, hi_dim) = args, dims
+    x = move_batch_axis(x, x_dim, 0, size)
+
+    def bound(b, bdim):
+        if bdim is None and not np.shape(b):
+            return b  # an unbatched scalar bound broadcasts by itself
+        b = move_batch_axis(b, bdim, 0, size)
+        return b if tuple(b.shape) == tuple(x.shape) else lax.broadcast_in_dim(b, x.shape, (0,))
+    return [clamp_p.bind(bound(lo, lo_dim), x, bound(hi, hi_dim))], [0]
+
+
+clamp_p.batch = _clamp_batch
+
+
 # --- convert_element_type: linear between inexact dtypes; int/bool on either side: Zero ---
 
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
@@ -693,6 +711,6 @@ bitcast_convert_type_p.batch = _bitcast_batch
 # --- batching: every other primitive of the family is elementwise ---
 
 for _prim in [*unary_primitives.values(), *binary_primitives.values(),
-              *comparison_primitives.values(), integer_pow_p, pow_p, select_n_p, clamp_p,
+              *comparison_primitives.values(), integer_pow_p, pow_p, select_n_p,
               convert_element_type_p]:
     broadcast_batcher(_prim)

@@ -62,7 +62,7 @@ def constant(value, dtype=None) -> ir.Value:
     value = np.asarray(value, dtype=dtype)
     etype = element_type(value.dtype)
     ttype = ir.RankedTensorType.get(list(value.shape), etype)
-    if value.size > 1 and np.all(value == value.flat[0]):
+    if value.size > 1 and value.dtype.kind != "c" and np.all(value == value.flat[0]):
         # splat: one element, so large constant fills stay small in the module
         attr = ir.DenseElementsAttr.get_splat(
             ttype, ir.DenseElementsAttr.get(np.ascontiguousarray(value.reshape(-1)[:1]),

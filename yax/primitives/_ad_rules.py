@@ -62,7 +62,9 @@ def broadcast_batcher(prim):
     """The vmap rule of an elementwise primitive whose operands share one shape or are scalars.
 
     Unbatched scalars stay as they are (the primitive broadcasts them); every other operand gets
-    its batch axis at the front, materialised by broadcasting where it had none.
+    its batch axis at the front, materialised by broadcasting where it had none. This relies on
+    the primitive accepting rank-0 operands next to arrays in every position (clamp's operand,
+    for one, does not: it has its own rule).
     """
     from yax.interpreters.batching import axis_size_of, move_batch_axis, not_mapped
 

@@ -9,9 +9,11 @@ differentiations apart.
 
 from __future__ import annotations
 
+from yax.core.avals import aval_of_value
 from yax.core.ir import ClosedJaxpr
 from yax.core.trace import Trace, Tracer, current_trace, use_trace
 from yax.interpreters.ad_util import Zero, tangent_aval
+from yax.interpreters.ad_util import instantiate as materialize
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import trace_to_jaxpr
 
@@ -35,10 +37,7 @@ class JVPTracer(Tracer):
 
 def _aval(x):
     aval = getattr(x, "aval", None)
-    if aval is not None:
-        return aval
-    from yax.core.avals import aval_of_value
-    return aval_of_value(x)
+    return aval if aval is not None else aval_of_value(x)
 
 
 class JVPTrace(Trace):
@@ -93,7 +92,6 @@ def jvp_jaxpr(closed: ClosedJaxpr, nonzero_tangents: list[bool],
                     for nz, a in zip(nonzero_tangents, in_avals, strict=True)]
         p_out, t_out = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, xs),
                                 primals, tangents)
-        from yax.interpreters.ad_util import instantiate as materialize
         t_out = [materialize(t) if i else t for t, i in zip(t_out, inst, strict=True)]
         out_nonzero_box.append([type(t) is not Zero for t in t_out])
         return p_out + [t for t in t_out if type(t) is not Zero]

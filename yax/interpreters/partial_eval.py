@@ -10,6 +10,7 @@ into its primal computation and a linear jaxpr of the tangents: `linearize`.
 
 from __future__ import annotations
 
+from yax.core.avals import aval_of_value
 from yax.core.ir import ClosedJaxpr, Jaxpr
 from yax.core.trace import current_trace, use_trace
 from yax.interpreters.ad_util import Zero, tangent_aval
@@ -39,7 +40,6 @@ class PartialEvalTrace(StagingTrace):
 
 
 def _avals(xs):
-    from yax.core.avals import aval_of_value
     return [getattr(x, "aval", None) or aval_of_value(x) for x in xs]
 
 

@@ -11,10 +11,16 @@ import importlib
 
 
 class _LazyLax:
-    __slots__ = ()
+    __slots__ = ("_module",)
+
+    def __init__(self):
+        self._module = None
 
     def __getattr__(self, name):
-        return getattr(importlib.import_module("yax.lax_like"), name)
+        module = self._module
+        if module is None:
+            module = self._module = importlib.import_module("yax.lax_like")
+        return getattr(module, name)
 
 
 lax = _LazyLax()

@@ -144,3 +144,20 @@ def test_vmap_errors_name_arguments_and_sizes():
 def test_vmap_axis_size_without_batched_inputs():
     out = yax.vmap(lambda: jnp.ones(2), axis_size=3)()
     assert out.shape == (3, 2)
+
+
+def test_grad_jaxpr_of_mlp_is_clean():
+    def loss(params, x, y):
+        (w1, b1), (w2, b2) = params
+        h = jnp.tanh(x @ w1 + b1)
+        return jnp.mean((h @ w2 + b2 - y) ** 2)
+    rng = np.random.default_rng(0)
+    params = [(rng.normal(size=(3, 4)).astype(np.float32), np.zeros(4, np.float32)),
+              (rng.normal(size=(4, 2)).astype(np.float32), np.zeros(2, np.float32))]
+    jaxpr = yax.make_jaxpr(yax.grad(loss))(params, np.ones((5, 3), np.float32),
+                                           np.ones((5, 2), np.float32))
+    text = str(jaxpr)
+    assert not jaxpr.jaxpr.constvars  # constants are inline literals
+    for leftover in ("zeros", "integer_pow[y=1]", "convert_element_type", "add_any"):
+        assert leftover not in text, leftover
+    assert len(jaxpr.eqns) <= 25

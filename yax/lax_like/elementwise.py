@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from yax.core import dtypes
+from yax.core.avals import TypedScalar
 from yax.core.trace import bind
 from yax.lax_like._util import as_operand, scalars_to_arrays
 from yax.primitives import elementwise as ew
@@ -110,6 +111,8 @@ def convert_element_type(operand, new_dtype):
     """Cast to `new_dtype` (canonicalised under the x64 flag). Float -> int truncates."""
     new_dtype = dtypes.canonicalize(dtypes.dtype(new_dtype))
     operand = as_operand(operand)
+    if type(operand) is TypedScalar:  # fold: a constant stays an inline literal
+        return TypedScalar(_cast_scalar(operand.value, new_dtype), new_dtype, weak_type=False)
     aval = getattr(operand, "aval", None)
     if aval is not None and aval.dtype == new_dtype and not aval.weak_type:
         return operand
@@ -122,8 +125,19 @@ def _convert_keep_weak(operand, new_dtype, weak_type: bool):
     aval = operand.aval
     if aval.dtype == new_dtype and aval.weak_type == weak_type:
         return operand
+    if type(operand) is TypedScalar:
+        return TypedScalar(_cast_scalar(operand.value, new_dtype), new_dtype, weak_type)
     return bind(ew.convert_element_type_p, operand, new_dtype=np.dtype(new_dtype),
                 weak_type=weak_type)
+
+
+def _cast_scalar(value, new_dtype):
+    """Cast a 0-d constant as the convert primitive would (complex keeps its real part)."""
+    if np.iscomplexobj(value) and not dtypes.is_complex(new_dtype):
+        value = np.real(value)
+    if dtypes.is_bool(new_dtype):
+        return np.asarray(value != 0)
+    return np.asarray(value).astype(new_dtype)
 
 
 def bitcast_convert_type(operand, new_dtype):

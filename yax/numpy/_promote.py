@@ -15,7 +15,8 @@ from yax.runtime.array import Array
 
 
 def is_array_like(x) -> bool:
-    return isinstance(x, (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex))
+    return isinstance(x, (Array, Tracer, TypedScalar, np.ndarray, np.generic, bool, int, float,
+                          complex))
 
 
 def check_arraylike(name: str, *args) -> None:
@@ -29,7 +30,7 @@ def check_arraylike(name: str, *args) -> None:
 
 def to_operand(x):
     """An Array, tracer or canonical NumPy array; Python scalars become weakly typed scalars."""
-    if isinstance(x, (Array, Tracer)):
+    if isinstance(x, (Array, Tracer, TypedScalar)):
         return x
     if isinstance(x, (list, tuple)):
         raise TypeError("yax.numpy functions take arrays, not lists or tuples; wrap them with "

@@ -13,7 +13,7 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import ShapedArray, aval_of_value
+from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
 from yax.interpreters.ad_util import Zero, instantiate
@@ -394,8 +394,8 @@ def _dtype(x):
 
 
 def _const(like, value):
-    """A strongly typed 0-d constant of `like`'s dtype (for selects between two constants)."""
-    return np.asarray(value, _dtype(like))
+    """A strongly typed 0-d constant of `like`'s dtype: an inline literal when staged."""
+    return TypedScalar(value, _dtype(like), weak_type=False)
 
 
 def _trigamma(x):
@@ -508,7 +508,10 @@ def _integer_pow_jvp(primals, tangents, *, y):
     out = integer_pow_p.bind(x, y=y)
     if y == 0:  # constant 1: zero derivative, also at x = 0 (as JAX)
         return [out], [Zero(out.aval.strip_weak_type())]
-    coef = _const(x, 1) if y == 1 else lax.mul(lax.integer_pow(x, y - 1), _const(x, y))
+    if y == 1:
+        return [out], [t]
+    x_pow = x if y == 2 else lax.integer_pow(x, y - 1)
+    coef = lax.mul(x_pow, _const(x, y))
     return [out], [lax.mul(t, coef)]
 
 

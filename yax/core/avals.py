@@ -73,17 +73,37 @@ def aval_of_value(x) -> ShapedArray:
     return ShapedArray(arr.shape, dtypes.canonicalize(arr.dtype))
 
 
+_shared_scalars: dict = {}
+
+
 class TypedScalar:
     """A Python scalar already given a dtype (and weak type) by a lax wrapper.
 
     Staging writes it inline as a literal; eager evaluation turns it into a 0-d Array.
     """
 
-    __slots__ = ("value", "aval")
+    __slots__ = ("value", "aval", "array")
 
     def __init__(self, value, dtype, weak_type: bool = True):
         self.value = np.asarray(value, dtype=dtype)
         self.aval = ShapedArray((), dtype, weak_type)
+        self.array = None  # the device copy, made once by eager evaluation
+
+    @classmethod
+    def of(cls, value, dtype, weak_type: bool = True) -> TypedScalar:
+        """A shared instance for a Python scalar: loops reusing constants skip the conversion
+        and the host-to-device copy. Floats key on their sign too, so -0.0 stays -0.0."""
+        sign = math.copysign(1.0, value) if isinstance(value, float) else 0
+        key = (type(value), value, sign, dtype, weak_type)
+        try:
+            hit = _shared_scalars.get(key)
+        except TypeError:
+            return cls(value, dtype, weak_type)
+        if hit is None:
+            if len(_shared_scalars) > 1024:  # NaN keys never match: keep the table bounded
+                _shared_scalars.clear()
+            hit = _shared_scalars[key] = cls(value, dtype, weak_type)
+        return hit
 
     def __repr__(self):
         return f"TypedScalar({self.value!r}, weak_type={self.aval.weak_type})"

@@ -45,6 +45,8 @@ def to_array(x) -> Array:
     if isinstance(x, Array):
         return x
     if type(x) is TypedScalar:
+        if x.array is not None:
+            return x.array
         # small cache: loops that reuse the same constants skip the host-to-device copy
         key = (x.value.tobytes(), x.aval)
         hit = _scalar_arrays.get(key)
@@ -52,6 +54,7 @@ def to_array(x) -> Array:
             if len(_scalar_arrays) > 4096:
                 _scalar_arrays.clear()
             hit = _scalar_arrays[key] = array_from_numpy(x.value, weak_type=x.aval.weak_type)
+        x.array = hit
         return hit
     if isinstance(x, Tracer):
         raise errors.UnexpectedTracerError(
@@ -87,7 +90,12 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
         if key is not None:
             _exec_cache[key] = hit
     exe, out_avals = hit
-    bufs = exe([a.buffer for a in arrays])
+    try:
+        bufs = exe([a._buf for a in arrays])
+    except Exception:
+        for a in arrays:
+            a.buffer  # raises the clear error for a donated (deleted) Array
+        raise
     return [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
 
 

@@ -27,12 +27,12 @@ def python_scalar_as(x, dtype, name: str) -> TypedScalar:
         info = np.iinfo(dtype)
         if not info.min <= x <= info.max:
             raise errors.DTypeError(f"{name}: Python int {x} does not fit in {dtype}")
-    return TypedScalar(x, dtype, weak_type=True)
+    return TypedScalar.of(x, dtype, weak_type=True)
 
 
 def canonical_scalar(x) -> TypedScalar:
     dt, weak = dtypes.scalar_type_of(x)
-    return TypedScalar(x, dtypes.canonicalize(dt), weak)
+    return TypedScalar.of(x, dtypes.canonicalize(dt), weak)
 
 
 def scalars_to_arrays(name: str, args) -> list:

@@ -21,6 +21,8 @@ def _unary(prim):
 
 def _nary(prim):
     def op(*args):
+        if all(hasattr(a, "aval") for a in args):  # arrays and tracers: nothing to convert
+            return bind(prim, *args)
         return bind(prim, *(as_operand(a) for a in scalars_to_arrays(prim.name, args)))
     op.__name__ = prim.name
     op.__doc__ = f"Elementwise `{prim.name}` of arrays of one dtype (the `{prim.name}` primitive)."

@@ -75,7 +75,7 @@ def promote_dtypes_numeric(*args) -> list:
 
 def _cast(x, dt, weak):
     if _util.is_python_scalar(x):
-        return TypedScalar(x, dt, weak)
+        return TypedScalar.of(x, dt, weak)
     x = to_operand(x)
     if hasattr(x, "aval"):
         return _convert_keep_weak(x, dt, weak)
@@ -126,11 +126,43 @@ def promote_shapes(name: str, *args) -> list:
 
 def promote_args(name: str, *args) -> list:
     """Check, promote dtypes and broadcast shapes: the usual preamble of a binary ufunc."""
+    if _same_avals(args):  # the common case needs no promotion or broadcasting
+        return list(args)
+    if len(args) == 2:
+        fast = _array_and_scalar(*args)
+        if fast is not None:
+            return fast
     check_arraylike(name, *args)
     return promote_shapes(name, *promote_dtypes(*args))
 
 
+def _array_and_scalar(a, b):
+    """`x * 2.0` and `2.0 * x` where the array's dtype wins: only the scalar needs a type."""
+    a_scalar, b_scalar = _util.is_python_scalar(a), _util.is_python_scalar(b)
+    if a_scalar == b_scalar:
+        return None
+    arr, scalar = (b, a) if a_scalar else (a, b)
+    aval = getattr(arr, "aval", None)
+    if aval is None or type(arr) is TypedScalar:
+        return None
+    dt, weak = dtypes.result_type((aval.dtype, aval.weak_type), dtypes.scalar_type_of(scalar))
+    if dt != aval.dtype or weak != aval.weak_type:
+        return None
+    typed = TypedScalar.of(scalar, dt, weak)
+    return [typed, arr] if a_scalar else [arr, typed]
+
+
+def _same_avals(args) -> bool:
+    first = getattr(args[0], "aval", None) if args else None
+    if first is None or type(args[0]) is TypedScalar:
+        return False
+    return all(type(a) is not TypedScalar and getattr(a, "aval", None) == first
+               for a in args[1:])
+
+
 def promote_args_inexact(name: str, *args) -> list:
+    if _same_avals(args) and dtypes.is_inexact(args[0].aval.dtype):
+        return list(args)
     check_arraylike(name, *args)
     return promote_shapes(name, *promote_dtypes_inexact(*args))
 

@@ -139,19 +139,35 @@ class JitFunction:
                 entry = self._fast_cache.get((tuple(avals), config.enable_x64, config.platform))
                 if entry is not None:
                     return entry.run_arrays(args)
+            # pytrees of Arrays: one flatten, then the same single lookup
+            leaves, tree = tree_util.tree_flatten(args)
+            if all(type(x) is Array for x in leaves):
+                key = (tree, tuple([x.aval for x in leaves]), config.enable_x64, config.platform)
+                entry = self._fast_cache.get(key)
+                if entry is not None:
+                    return entry.run_arrays(leaves)
         return self._call(args, kwargs)
 
     def _call(self, args, kwargs):
         entry, leaves, key = self._lookup(args, kwargs)
         if current_trace() is EVAL_TRACE:
             out = entry.run(self, leaves)
-            if key is not None and self._fast_ok and not kwargs and all(
-                    type(a) is Array for a in args):
-                self._fast_cache[(key[1], config.enable_x64, config.platform)] = entry
+            if key is not None and self._fast_ok and not kwargs:
+                self._remember_fast(args, entry)
             return out
         outs = bind(pjit_p, *entry.consts, *leaves, jaxpr=entry.jaxpr,
                     name=getattr(self._fun, "__name__", "fun"))
         return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _remember_fast(self, args, entry) -> None:
+        """Register `entry` under the keys the fast paths of `__call__` compute."""
+        if all(type(a) is Array for a in args):
+            key = (tuple(a.aval for a in args), config.enable_x64, config.platform)
+            self._fast_cache[key] = entry
+        leaves, tree = tree_util.tree_flatten(args)
+        if all(type(x) is Array for x in leaves):
+            key = (tree, tuple(x.aval for x in leaves), config.enable_x64, config.platform)
+            self._fast_cache[key] = entry
 
     def _split_args(self, args, kwargs):
         nargs = len(args)

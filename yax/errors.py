@@ -13,16 +13,24 @@ import sys
 _YAX_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+_internal_files: dict[str, bool] = {}
+
+
 def _is_internal(filename: str) -> bool:
-    return filename.startswith(_YAX_DIR) or filename.startswith("<frozen")
+    """Frames of yax itself and of the import machinery are not the user's (cached per file:
+    this runs for every staged equation)."""
+    hit = _internal_files.get(filename)
+    if hit is None:
+        hit = _internal_files[filename] = (
+            filename.startswith(_YAX_DIR) or filename.startswith("<frozen")
+            or "contextlib" in filename or "functools" in filename)
+    return hit
 
 
 def user_frame(skip: int = 1):
     """The innermost frame outside yax (and outside the standard library's contextlib/functools)."""
     frame = sys._getframe(skip)
-    while frame is not None and (_is_internal(frame.f_code.co_filename)
-                                 or "contextlib" in frame.f_code.co_filename
-                                 or "functools" in frame.f_code.co_filename):
+    while frame is not None and _is_internal(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
 

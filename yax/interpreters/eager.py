@@ -94,7 +94,7 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
         bufs = exe([a._buf for a in arrays])
     except Exception:
         for a in arrays:
-            a.buffer  # raises the clear error for a donated (deleted) Array
+            _ = a.buffer  # raises the clear error for a donated (deleted) Array
         raise
     return [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
 

@@ -22,9 +22,17 @@ ir = mlir.ir
 PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
 
 
+class _Both:
+    def __init__(self, lhs, rhs):
+        self.lhs, self.rhs = lhs, rhs
+
+    def __str__(self):
+        return f"lhs {self.lhs.str_short()} and rhs {self.rhs.str_short()}"
+
+
 def _check_dims(lhs, rhs, dimension_numbers) -> None:
     (lc, rc), (lb, rb) = dimension_numbers
-    both = f"lhs {lhs.str_short()} and rhs {rhs.str_short()}"
+    both = _Both(lhs, rhs)  # formatted only if an error is raised
     for side, aval, dims in (("lhs", lhs, lc + lb), ("rhs", rhs, rc + rb)):
         if any(not 0 <= d < aval.ndim for d in dims) or len(set(dims)) != len(dims):
             raise errors.ShapeError(

@@ -158,6 +158,17 @@ def use_trace(trace: Trace):
         _current.reset(token)
 
 
+def run_in_trace(trace: Trace, fun, ins, finish):
+    """Run `fun(*ins)` with `trace` current, read its outputs with `finish(outs)` while the trace
+    is still alive, then end the trace (its tracers become leaked if they escape)."""
+    try:
+        with use_trace(trace):
+            outs = fun(*ins)
+        return finish(outs)
+    finally:
+        trace.alive = False
+
+
 def bind(primitive, *args, **params):
     """Apply `primitive` to `args` under the innermost active transformation."""
     outs = _current.get().process_primitive(primitive, args, params)

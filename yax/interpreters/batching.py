@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from yax.core.avals import aval_of_value
 from yax.core.ir import ClosedJaxpr
-from yax.core.trace import Trace, Tracer, current_trace, use_trace
+from yax.core.trace import Trace, Tracer, current_trace, run_in_trace, use_trace
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.primitives._lax import lax
@@ -104,12 +104,7 @@ def vmap_flat(fun, vals, dims, axis_size: int, axis_name=None) -> tuple[list, li
     trace = BatchTrace(current_trace(), axis_size, axis_name)
     ins = [BatchTracer(trace, v, d) if d is not not_mapped else v
            for v, d in zip(vals, dims, strict=True)]
-    try:
-        with use_trace(trace):
-            outs = fun(*ins)
-        pairs = [trace.split(o) for o in outs]
-    finally:
-        trace.alive = False
+    pairs = run_in_trace(trace, fun, ins, lambda outs: [trace.split(o) for o in outs])
     return [v for v, _ in pairs], [d for _, d in pairs]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from yax.core.avals import aval_of_value
 from yax.core.ir import ClosedJaxpr
-from yax.core.trace import Trace, Tracer, current_trace, use_trace
+from yax.core.trace import Trace, Tracer, current_trace, run_in_trace, use_trace
 from yax.interpreters.ad_util import Zero, tangent_aval
 from yax.interpreters.ad_util import instantiate as materialize
 from yax.interpreters.eval_jaxpr import eval_jaxpr
@@ -68,12 +68,7 @@ def jvp_flat(fun, primals, tangents) -> tuple[list, list]:
     trace = JVPTrace(current_trace())
     ins = [JVPTracer(trace, p, t) if type(t) is not Zero else p
            for p, t in zip(primals, tangents, strict=True)]
-    try:
-        with use_trace(trace):
-            outs = fun(*ins)
-        pairs = [trace.split(o) for o in outs]
-    finally:
-        trace.alive = False
+    pairs = run_in_trace(trace, fun, ins, lambda outs: [trace.split(o) for o in outs])
     return [p for p, _ in pairs], [t for _, t in pairs]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from yax.core.avals import aval_of_value
 from yax.core.ir import ClosedJaxpr, Jaxpr
-from yax.core.trace import current_trace, use_trace
+from yax.core.trace import current_trace, run_in_trace, use_trace
 from yax.interpreters.ad_util import Zero, tangent_aval
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.jvp import jvp_flat
@@ -51,14 +51,13 @@ def linearize_flat(fun, primals) -> tuple[list, ClosedJaxpr, list[bool]]:
     """
     pe = PartialEvalTrace(current_trace())
     tangents = [pe.new_arg(tangent_aval(a)) for a in _avals(primals)]
-    try:
-        with use_trace(pe):
-            primals_out, tangents_out = jvp_flat(fun, primals, tangents)
+
+    def finish(outs):
+        primals_out, tangents_out = outs
         nonzero = [type(t) is not Zero for t in tangents_out]
         linear = pe.to_jaxpr([t for t in tangents_out if type(t) is not Zero])
-    finally:
-        pe.alive = False
-    return primals_out, linear, nonzero
+        return primals_out, linear, nonzero
+    return run_in_trace(pe, lambda *ts: jvp_flat(fun, primals, ts), tangents, finish)
 
 
 def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: list[bool]):
@@ -75,13 +74,12 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: list[bool]):
         pe = PartialEvalTrace(current_trace())
         it = iter(known_args)
         args = [pe.new_arg(a) if u else next(it) for a, u in zip(in_avals, unknowns, strict=True)]
-        try:
-            with use_trace(pe):
-                outs = eval_jaxpr(closed.jaxpr, closed.consts, args)
+
+        def finish(outs):
             out_unknowns = [pe.is_unknown(o) for o in outs]
-            staged = pe.to_jaxpr([o for o, u in zip(outs, out_unknowns) if u])
-        finally:
-            pe.alive = False
+            return outs, out_unknowns, pe.to_jaxpr([o for o, u in zip(outs, out_unknowns) if u])
+        outs, out_unknowns, staged = run_in_trace(
+            pe, lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, xs), args, finish)
         j = staged.jaxpr
         unknown = ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.eqns, j.outvars), [])
         box.append((unknown, out_unknowns, len(staged.consts)))

@@ -17,7 +17,7 @@ from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
 from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, SourceInfo, Var
-from yax.core.trace import Trace, Tracer, current_trace, use_trace
+from yax.core.trace import Trace, Tracer, current_trace, run_in_trace
 
 
 class StagingTracer(Tracer):
@@ -127,12 +127,7 @@ def trace_to_jaxpr(fun, in_avals, *, name: str = "fun") -> ClosedJaxpr:
     """
     trace = StagingTrace(current_trace())
     args = [trace.new_arg(a) for a in in_avals]
-    try:
-        with use_trace(trace):
-            outs = fun(*args)
-        closed = trace.to_jaxpr(outs)
-    finally:
-        trace.alive = False
+    closed = run_in_trace(trace, fun, args, trace.to_jaxpr)
     _warn_if_large(closed.jaxpr, name)
     if config.enable_checks:
         from yax.core.typecheck import check_jaxpr

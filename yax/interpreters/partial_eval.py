@@ -60,8 +60,13 @@ def linearize_flat(fun, primals) -> tuple[list, ClosedJaxpr, list[bool]]:
     return run_in_trace(pe, lambda *ts: jvp_flat(fun, primals, ts), tangents, finish)
 
 
-def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: list[bool]):
+def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: list[bool],
+                       instantiate: bool | list[bool] = False):
     """Split `closed` by which inputs are unknown.
+
+    `instantiate` forces outputs to be unknown even when computable from known inputs (their
+    known value then reaches the unknown program as a residual); loops use it to make a carry
+    unknown on every iteration once it is unknown on one.
 
     Returns (known, unknown, out_unknowns, num_residuals):
       known:   known inputs -> (known outputs..., residuals...)
@@ -76,7 +81,8 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: list[bool]):
         args = [pe.new_arg(a) if u else next(it) for a, u in zip(in_avals, unknowns, strict=True)]
 
         def finish(outs):
-            out_unknowns = [pe.is_unknown(o) for o in outs]
+            inst = instantiate if isinstance(instantiate, list) else [instantiate] * len(outs)
+            out_unknowns = [pe.is_unknown(o) or i for o, i in zip(outs, inst, strict=True)]
             return outs, out_unknowns, pe.to_jaxpr([o for o, u in zip(outs, out_unknowns) if u])
         outs, out_unknowns, staged = run_in_trace(
             pe, lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, xs), args, finish)

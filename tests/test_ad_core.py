@@ -161,3 +161,14 @@ def test_grad_jaxpr_of_mlp_is_clean():
     for leftover in ("zeros", "integer_pow[y=1]", "convert_element_type", "add_any"):
         assert leftover not in text, leftover
     assert len(jaxpr.eqns) <= 25
+
+
+def test_second_eager_grad_call_compiles_nothing():
+    from yax.runtime import executable
+    f = yax.jit(lambda x: jnp.sin(x) * x)
+    for g in (yax.grad(lambda x: jnp.sum(f(x))), yax.grad(lambda x: jnp.sum(jnp.tanh(x) * x))):
+        x, x2 = jnp.arange(3.0), jnp.arange(1.0, 4.0)
+        g(x)
+        before = executable.stats["compiles"]
+        g(x2)
+        assert executable.stats["compiles"] == before

@@ -67,6 +67,7 @@ from yax.core.trace import bind, use_trace  # noqa: E402
 from yax.interpreters import ad_util, batching  # noqa: E402
 from yax.interpreters import jvp as jvp_interp  # noqa: E402
 from yax.interpreters.partial_eval import partial_eval_jaxpr  # noqa: E402
+from yax.interpreters.rule_cache import cached  # noqa: E402
 from yax.interpreters.staging import closure_convert  # noqa: E402
 from yax.interpreters.transpose import is_undefined, transpose_jaxpr  # noqa: E402
 
@@ -78,8 +79,11 @@ def _const_free(closed) -> tuple:
 
 def _pjit_jvp(primals, tangents, *, jaxpr, name):
     nonzero = [type(t) is not ad_util.Zero for t in tangents]
-    jvp_closed, out_nonzero = jvp_interp.jvp_jaxpr(jaxpr, nonzero, instantiate=False)
-    jvp_closed, consts = _const_free(jvp_closed)
+    def make():
+        jvp_closed, out_nonzero = jvp_interp.jvp_jaxpr(jaxpr, nonzero, instantiate=False)
+        return (*_const_free(jvp_closed), out_nonzero)
+    jvp_closed, consts, out_nonzero = cached(("pjit_jvp", jaxpr, tuple(nonzero)), make,
+                                             lambda v: v[1])
     outs = bind(pjit_p, *consts, *primals, *[t for t in tangents if type(t) is not ad_util.Zero],
                 jaxpr=jvp_closed, name=f"jvp_{name}")
     n = len(jaxpr.out_avals)
@@ -93,8 +97,11 @@ def _pjit_partial_eval(trace, args, params):
     """Known inputs run the known half now (staged one level out); the rest is staged here."""
     jaxpr, name = params["jaxpr"], params["name"]
     unknowns = [trace.is_unknown(a) for a in args]
-    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns)
-    known, known_consts = _const_free(known)
+    def make():
+        known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns)
+        return (*_const_free(known), unknown, out_unknowns, num_res)
+    known, known_consts, unknown, out_unknowns, num_res = cached(
+        ("pjit_pe", jaxpr, tuple(unknowns)), make, lambda v: v[1])
     with use_trace(trace.parent):
         known_outs = bind(pjit_p, *known_consts, *[a for a, u in zip(args, unknowns) if not u],
                           jaxpr=known, name=f"{name}_known")
@@ -108,7 +115,9 @@ def _pjit_partial_eval(trace, args, params):
 
 def _pjit_transpose(cts, *args, jaxpr, name):
     linear = [is_undefined(a) for a in args]
-    transposed, consts = _const_free(transpose_jaxpr(jaxpr, linear))
+    transposed, consts = cached(("pjit_transpose", jaxpr, tuple(linear)),
+                                lambda: _const_free(transpose_jaxpr(jaxpr, linear)),
+                                lambda v: v[1])
     outs = bind(pjit_p, *consts, *[a for a in args if not is_undefined(a)], *cts,
                 jaxpr=transposed, name=f"transpose_{name}")
     it = iter(outs)
@@ -117,9 +126,13 @@ def _pjit_transpose(cts, *args, jaxpr, name):
 
 def _pjit_batch(args, dims, *, jaxpr, name):
     size = batching.axis_size_of(args, dims)
-    batched, out_dims = batching.batch_jaxpr(jaxpr, size, list(dims),
-                                             axis_name=batching.current_axis().axis_name)
-    batched, consts = _const_free(batched)
+    axis_name = batching.current_axis().axis_name
+
+    def make():
+        batched, out_dims = batching.batch_jaxpr(jaxpr, size, list(dims), axis_name=axis_name)
+        return (*_const_free(batched), out_dims)
+    batched, consts, out_dims = cached(("pjit_batch", jaxpr, tuple(dims), size, axis_name),
+                                       make, lambda v: v[1])
     outs = bind(pjit_p, *consts, *args, jaxpr=batched, name=f"vmap_{name}")
     return outs, out_dims
 

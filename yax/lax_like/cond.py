@@ -1,0 +1,171 @@
+"""yax.lax.cond and yax.lax.switch: choose a branch at run time (both are the `cond` primitive).
+
+Branches are traced to jaxprs over the operands' avals and checked to return the same pytree
+structure, shapes and dtypes. Traced branches are cached per (function, input types) so an eager
+loop calling `lax.cond` with the same functions reuses one compiled executable.
+"""
+
+from __future__ import annotations
+
+import collections
+import weakref
+
+from yax import errors, tree_util
+from yax.config import config
+from yax.core import dtypes
+from yax.core.avals import aval_of_value
+from yax.core.trace import Tracer, bind
+from yax.interpreters.eval_jaxpr import eval_jaxpr
+from yax.interpreters.staging import trace_to_jaxpr
+from yax.lax_like._util import as_operand
+from yax.primitives.control_flow.cond import cond_p, join_branch_consts
+
+__all__ = ["cond", "switch"]
+
+
+class CondPredicateError(errors.YaxError, TypeError):
+    """The predicate of lax.cond (or the index of lax.switch) is not a scalar of the right type."""
+
+
+class BranchOutputMismatchError(errors.YaxError, TypeError):
+    """The branches of lax.cond/lax.switch return different structures, shapes or dtypes."""
+
+
+def cond(pred, true_fun, false_fun, *operands):
+    """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, decided at run time.
+
+    `pred` is a boolean scalar; both functions take the same operands (pytrees) and return the
+    same structure, shapes and dtypes. Example:
+      >>> lax.cond(x > 0, lambda x: x * 2, lambda x: -x, x)
+    """
+    aval = aval_of_value(pred)
+    if aval.dtype != dtypes.bool_ or aval.shape != ():
+        raise CondPredicateError(
+            f"lax.cond: the predicate must be a boolean scalar (bool[]), got "
+            f"{aval.str_short()}. Compare it explicitly (e.g. `pred > 0`) or reduce it to one "
+            f"value (e.g. `jnp.all(pred)` / `jnp.any(pred)`).")
+    index = _to_int32(as_operand(pred))
+    leaves, traced = _trace_all("lax.cond", (true_fun, false_fun), operands,
+                                ("true_fun", "false_fun"))
+    return _bind(index, leaves, traced[::-1])  # index 0 is false_fun
+
+
+def switch(index, branches, *operands):
+    """`branches[index](*operands)`, decided at run time; `index` is clamped to the branches.
+
+    Example:
+      >>> lax.switch(i, [jnp.sin, jnp.cos, jnp.tanh], x)
+    """
+    branches = tuple(branches)
+    if not branches or not all(callable(b) for b in branches):
+        raise errors.YaxError("lax.switch: `branches` must be a non-empty sequence of functions")
+    aval = aval_of_value(index)
+    if aval.shape != () or not dtypes.is_int(aval.dtype):
+        raise CondPredicateError(
+            f"lax.switch: the index must be an integer scalar, got {aval.str_short()}. "
+            f"Convert it (e.g. `idx.astype(jnp.int32)`) or reduce it to one value.")
+    names = tuple(f"branch {i}" for i in range(len(branches)))
+    leaves, traced = _trace_all("lax.switch", branches, operands, names)
+    return _bind(_to_int32(as_operand(index)), leaves, traced)
+
+
+def _to_int32(x):
+    from yax.lax_like.elementwise import convert_element_type
+    return convert_element_type(x, dtypes.int32)  # JAX too narrows before clamping
+
+
+def _trace_all(what, funs, operands, names):
+    leaves, in_tree = tree_util.tree_flatten(operands)
+    leaves = [as_operand(x) for x in leaves]
+    avals = tuple(aval_of_value(x) for x in leaves)
+    traced = [_trace_branch(f, in_tree, avals) for f in funs]
+    _check_outputs(what, traced, names)
+    return leaves, traced
+
+
+def _bind(index, leaves, traced):
+    branches, consts = _joined(tuple(c for c, _ in traced))
+    outs = bind(cond_p, index, *consts, *leaves, branches=branches)
+    return tree_util.tree_unflatten(traced[0][1], outs)
+
+
+# --- tracing branches, with a cache so eager loops do not retrace and recompile -----------------
+
+_branch_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_joined_cache: collections.OrderedDict = collections.OrderedDict()
+_JOINED_CACHE_SIZE = 128
+
+
+def _trace_branch(fun, in_tree, avals):
+    """(closed jaxpr over the flat operands, output treedef) of `fun`, cached when it captured
+    no tracer (a captured tracer belongs to one trace and must not be reused)."""
+    key = (in_tree, avals, config.enable_x64)
+    try:
+        per_fun = _branch_cache.setdefault(fun, {})
+    except TypeError:  # not weak-referenceable (some builtins): trace every time
+        per_fun = {}
+    hit = per_fun.get(key)
+    if hit is not None:
+        return hit
+    box = []
+
+    def flat_fun(*xs):
+        out = fun(*tree_util.tree_unflatten(in_tree, list(xs)))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        box.append(out_tree)
+        return [as_operand(o) for o in out_leaves]
+    closed = trace_to_jaxpr(flat_fun, list(avals), name=getattr(fun, "__name__", "branch"))
+    result = (closed, box[0])
+    if not any(isinstance(c, Tracer) for c in closed.consts):
+        per_fun[key] = result
+    return result
+
+
+def _check_outputs(what, traced, names) -> None:
+    (first, tree0), name0 = traced[0], names[0]
+    for (closed, tree), name in zip(traced[1:], names[1:]):
+        same = tree == tree0 and [(a.shape, a.dtype) for a in closed.out_avals] == [
+            (a.shape, a.dtype) for a in first.out_avals]
+        if not same:
+            raise BranchOutputMismatchError(
+                f"{what}: the branches must return the same pytree structure, shapes and dtypes:\n"
+                f"  {name0} returns {_describe(first, tree0)}\n"
+                f"  {name} returns {_describe(closed, tree)}")
+
+
+def _describe(closed, tree) -> str:
+    leaves = [a.str_short() for a in closed.out_avals]
+    return str(tree_util.tree_unflatten(tree, leaves)).replace("'", "")
+
+
+def _joined(traced: tuple):
+    """Branches with joined weak types and one shared signature (cached per traced tuple; the
+    cached cond params are then identical objects, so the eager executable cache hits)."""
+    key = tuple(id(c) for c in traced)
+    hit = _joined_cache.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], traced)):
+        _joined_cache.move_to_end(key)
+        return hit[1], hit[2]
+    strong = [any(not c.out_avals[k].weak_type for c in traced)
+              for k in range(len(traced[0].out_avals))]
+    fixed = [_strengthen(c, strong) for c in traced]
+    branches, consts = join_branch_consts(fixed)
+    if not any(isinstance(c, Tracer) for c in consts):
+        _joined_cache[key] = (traced, branches, consts)
+        if len(_joined_cache) > _JOINED_CACHE_SIZE:
+            _joined_cache.popitem(last=False)
+    return branches, consts
+
+
+def _strengthen(closed, strong):
+    """Outputs that are weakly typed here but strong in another branch become strong (the join
+    of the branches' types, as JAX does)."""
+    if not any(s and a.weak_type for s, a in zip(strong, closed.out_avals)):
+        return closed
+    from yax.lax_like.elementwise import convert_element_type
+
+    def fun(*xs):
+        outs = eval_jaxpr(closed.jaxpr, closed.consts, xs)
+        return [convert_element_type(o, a.dtype) if s and a.weak_type else o
+                for o, s, a in zip(outs, strong, closed.out_avals)]
+    return trace_to_jaxpr(fun, closed.in_avals, name="branch")

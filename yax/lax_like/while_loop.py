@@ -1,0 +1,152 @@
+"""yax.lax.while_loop: a loop whose trip count is decided at run time, over pytrees."""
+
+from __future__ import annotations
+
+import weakref
+
+from yax import errors, tree_util
+from yax.config import config
+from yax.core import dtypes
+from yax.core.avals import aval_of_value
+from yax.core.trace import Tracer, bind
+from yax.interpreters.staging import closure_convert, trace_to_jaxpr
+from yax.lax_like._util import as_operand
+from yax.lax_like.elementwise import _convert_keep_weak
+from yax.primitives.control_flow.while_loop import while_p
+
+__all__ = ["while_loop"]
+
+
+class WhileLoopPredicateError(errors.YaxError, TypeError):
+    """`cond_fun` of a while_loop did not return a boolean scalar."""
+
+
+class WhileLoopBodyError(errors.YaxError, TypeError):
+    """`body_fun` of a while_loop returned another structure or types than its carry."""
+
+
+def while_loop(cond_fun, body_fun, init_val):
+    """Run `body_fun` on the carry while `cond_fun(carry)` is True; return the final carry.
+
+    Same meaning as the Python loop below, but staged into one program (no unrolling). `init_val`
+    is a pytree; `body_fun` must return the same structure with the same shapes and dtypes, and
+    `cond_fun` a boolean scalar. Forward-mode derivatives and vmap work; reverse mode does not
+    (the trip count is unknown): use `fori_loop` with static bounds or `scan` for grad.
+
+        val = init_val
+        while cond_fun(val):
+            val = body_fun(val)
+        return val
+    """
+    leaves, tree = tree_util.tree_flatten(init_val)
+    init = [as_operand(x) for x in leaves]
+    body, bconsts, init = _body_jaxpr(body_fun, tree, init)
+    avals = [_aval(x) for x in init]
+    cond, cconsts = _traced(cond_fun, "cond", tree, avals,
+                            lambda: trace_to_jaxpr(_flat_cond(cond_fun, tree), avals,
+                                                   name="while_cond"))
+    outs = bind(while_p, *cconsts, *bconsts, *init, cond_jaxpr=cond, body_jaxpr=body,
+                cond_nconsts=len(cconsts), body_nconsts=len(bconsts))
+    return tree_util.tree_unflatten(tree, outs)
+
+
+def _aval(x):
+    aval = getattr(x, "aval", None)
+    return aval if aval is not None else aval_of_value(x)
+
+
+def _describe(fun) -> str:
+    name = getattr(fun, "__qualname__", None) or repr(fun)
+    code = getattr(fun, "__code__", None)
+    return f"{name} ({code.co_filename}:{code.co_firstlineno})" if code else name
+
+
+# --- tracing, cached per (function, carry types) so eager loops do not retrace -----------------
+
+_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _traced(fun, kind: str, tree, avals, trace):
+    """`trace()` -> closed jaxpr, made const-free; reused for the same function and types unless
+    it captured tracers of an enclosing transformation (those are valid for one use only)."""
+    key = (kind, tree, tuple(avals), config.enable_x64)
+    try:
+        entries = _cache.setdefault(fun, {})
+    except TypeError:  # not weak-referenceable (rare): trace every time
+        entries = {}
+    hit = entries.get(key)
+    if hit is not None:
+        return hit
+    closed, consts = closure_convert(trace())
+    if not any(isinstance(c, Tracer) for c in consts):
+        if len(entries) >= 8:  # a few carry types per function; keep the cache small
+            entries.clear()
+        entries[key] = (closed, consts)
+    return closed, consts
+
+
+def _flat_cond(cond_fun, tree):
+    def flat(*xs):
+        out = cond_fun(tree_util.tree_unflatten(tree, xs))
+        leaves = tree_util.tree_leaves(out)
+        aval = _aval(as_operand(leaves[0])) if len(leaves) == 1 else None
+        if aval is None or aval.shape != () or aval.dtype != dtypes.bool_:
+            got = ("a pytree of " + ", ".join(_aval(as_operand(x)).str_short() for x in leaves)
+                   if aval is None else aval.str_short())
+            raise WhileLoopPredicateError(
+                f"while_loop: cond_fun {_describe(cond_fun)} must return a boolean scalar "
+                f"(bool[]), but returned {got}. Compare to get a predicate (e.g. `x < 10`, "
+                f"`jnp.all(err > tol)`; reduce an array with jnp.any/jnp.all).")
+        return [leaves[0]]
+    return flat
+
+
+def _body_jaxpr(body_fun, tree, init):
+    """Trace the body; a weakly typed init that the body turns strong (a Python float carry
+    updated with an f32 array) is promoted to the body's type and traced again, as JAX does."""
+    for _ in range(3):
+        avals = [_aval(x) for x in init]
+        promote: dict = {}
+        body, consts = _traced(body_fun, "body", tree, avals,
+                               lambda: trace_to_jaxpr(_flat_body(body_fun, tree, avals, promote),
+                                                      avals, name="while_body"))
+        if body.out_avals == avals or not promote:
+            return body, consts, init
+        init = [_convert_keep_weak(x, *promote[i]) if i in promote else x
+                for i, x in enumerate(init)]
+    raise AssertionError("while_loop: carry types did not settle")  # promotion is monotone
+
+
+def _flat_body(body_fun, tree, avals, promote):
+    def flat(*xs):
+        out = body_fun(tree_util.tree_unflatten(tree, xs))
+        leaves, out_tree = tree_util.tree_flatten(out)
+        if out_tree != tree:
+            raise WhileLoopBodyError(
+                f"while_loop: body_fun {_describe(body_fun)} must return the carry's structure "
+                f"{tree} but returned {out_tree}. Return a value of the same structure as "
+                f"init_val.")
+        return [_fit(as_operand(o), a, i, body_fun, promote)
+                for i, (o, a) in enumerate(zip(leaves, avals))]
+    return flat
+
+
+def _fit(out, carry, i: int, body_fun, promote: dict):
+    """The body's output as the carry's type; weak types adapt (JAX's rules), others must match."""
+    got = _aval(out)
+    if got.shape == carry.shape:
+        if got.dtype == carry.dtype and got.weak_type == carry.weak_type:
+            return out
+        joined = dtypes.result_type((carry.dtype, carry.weak_type), (got.dtype, got.weak_type))
+        if got.weak_type and joined == (carry.dtype, carry.weak_type):
+            # a weakly typed output (Python scalar arithmetic) takes the carry's type
+            return _convert_keep_weak(out, carry.dtype, carry.weak_type)
+        if carry.weak_type and joined == (got.dtype, got.weak_type):
+            promote[i] = joined  # weak init: the loop's carry takes the body's type
+            return out
+    raise WhileLoopBodyError(
+        f"while_loop: body_fun {_describe(body_fun)} returned {got.str_short()} for carry leaf "
+        f"{i}, which enters the loop as {carry.str_short()}; shapes and dtypes must match "
+        f"exactly. A common cause is a Python scalar init (weakly typed) meeting a value of "
+        f"another dtype: give init_val the dtype you mean (e.g. jnp.float32(0.0) or "
+        f"jnp.zeros(shape, dtype)), or cast in the body with lax.convert_element_type.")

@@ -1,0 +1,1 @@
+"""Structured control flow primitives: loops and branches holding their bodies as jaxprs."""

@@ -20,3 +20,6 @@ from yax.lax_like.dot import *  # noqa: F401,F403
 from yax.lax_like.conv import *  # noqa: F401,F403
 from yax.lax_like.ad_control import *  # noqa: F401,F403
 from yax.lax_like.collectives import *  # noqa: F401,F403
+from yax.lax_like.while_loop import *  # noqa: F401,F403
+from yax.lax_like.cond import *  # noqa: F401,F403
+from yax.lax_like.scan import *  # noqa: F401,F403

@@ -1,0 +1,245 @@
+"""yax.lax.scan, yax.lax.map and yax.lax.fori_loop: loops staged as one `scan` primitive."""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from yax import errors, tree_util
+from yax.config import config
+from yax.core import dtypes
+from yax.core.avals import aval_of_value
+from yax.core.trace import Tracer
+from yax.interpreters.staging import closure_convert, trace_to_jaxpr
+from yax.lax_like._util import as_operand, python_scalar_as
+from yax.lax_like.elementwise import add as lax_add
+from yax.primitives.control_flow.scan import scan_p
+
+__all__ = ["scan", "map", "fori_loop"]
+
+
+class ScanCarryError(errors.YaxError, TypeError):
+    """The body of a scan/fori_loop returned another structure or types than its carry."""
+
+
+class ScanLengthError(errors.YaxError, ValueError):
+    """The xs of a scan disagree on their leading size, or the length is missing/wrong."""
+
+
+class LoopBoundsError(errors.YaxError, TypeError):
+    """fori_loop bounds that are not integers."""
+
+
+def _aval(x):
+    aval = getattr(x, "aval", None)
+    return aval if aval is not None else aval_of_value(x)
+
+
+def _describe(fun) -> str:
+    name = getattr(fun, "__qualname__", None) or repr(fun)
+    code = getattr(fun, "__code__", None)
+    return f"{name} ({code.co_filename}:{code.co_firstlineno})" if code else name
+
+
+def scan(f, init, xs, length=None, reverse=False, unroll=1):
+    """Loop `f` over the leading axis of `xs`, carrying state; as jax.lax.scan.
+
+    `f(carry, x) -> (carry, y)`; `init` and `xs` are pytrees (`xs` may be None when `length` is
+    given). Returns the final carry and the stacked ys. Meaning (but staged as one loop, not
+    unrolled, so derivatives and vmap stay loops):
+
+        carry, ys = init, []
+        for i in (reversed(range(length)) if reverse else range(length)):
+            carry, y = f(carry, tree_map(lambda x: x[i], xs))
+            ys.append(y)
+        return carry, tree_map(stack, *ys)   # ys in index order, also when reverse
+    """
+    carry_leaves, carry_tree = tree_util.tree_flatten(init)
+    x_leaves, x_tree = tree_util.tree_flatten(xs)
+    carry_ops = [as_operand(c) for c in carry_leaves]
+    x_ops = [as_operand(x) for x in x_leaves]
+    length = _scan_length(x_ops, x_tree, length)
+    # the carry keeps one type through the loop: a weakly typed init takes its strong type
+    carry_avals = [_aval(c).strip_weak_type() for c in carry_ops]
+    x_avals = [_aval(x).update(shape=_aval(x).shape[1:]) for x in x_ops]
+    body, consts, y_tree = _traced_body(f, carry_tree, x_tree, carry_avals, x_avals)
+    outs = scan_p.bind(*consts, *carry_ops, *x_ops, jaxpr=body, length=length,
+                       reverse=bool(reverse), num_consts=len(consts),
+                       num_carry=len(carry_ops),
+                       linear=(False,) * (len(consts) + len(carry_ops) + len(x_ops)),
+                       unroll=int(unroll))
+    n = len(carry_ops)
+    return (tree_util.tree_unflatten(carry_tree, outs[:n]),
+            tree_util.tree_unflatten(y_tree, outs[n:]))
+
+
+def _scan_length(x_ops, x_tree, length) -> int:
+    sizes = []
+    for path_x in zip(_leaf_paths(x_tree), x_ops):
+        shape = _aval(path_x[1]).shape
+        if not shape:
+            raise ScanLengthError(f"scan: xs leaf {path_x[0]} is a scalar; every xs leaf needs "
+                                  f"a leading axis to scan over")
+        sizes.append((path_x[0], shape[0]))
+    distinct = {s for _, s in sizes}
+    if length is not None:
+        length = _as_int(length, "scan: length")
+        distinct.add(length)
+    if len(distinct) > 1:
+        listed = ", ".join(f"xs{p}: {s}" for p, s in sizes)
+        given = f" and length={length}" if length is not None else ""
+        raise ScanLengthError(f"scan: the xs leading sizes must all agree{given}; got {listed}")
+    if not distinct:
+        raise ScanLengthError("scan: with xs=None (no arrays to scan over) pass length=")
+    return distinct.pop()
+
+
+def _leaf_paths(tree) -> list[str]:
+    """Printable paths of a treedef's leaves (for error messages)."""
+    leaves = tree_util.tree_unflatten(tree, [object() for _ in range(tree.num_leaves)])
+    return [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(leaves)[0]]
+
+
+def _as_int(x, what: str) -> int:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise LoopBoundsError(f"{what} must be a Python int, got {x!r}")
+    return int(x)
+
+
+# --- tracing the body, cached per (function, types) so eager loops do not retrace -------------
+
+_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _traced_body(f, carry_tree, x_tree, carry_avals, x_avals):
+    key = (carry_tree, x_tree, tuple(carry_avals), tuple(x_avals), config.enable_x64)
+    try:
+        entries = _cache.setdefault(f, {})
+    except TypeError:  # not weak-referenceable: trace every time
+        entries = {}
+    hit = entries.get(key)
+    if hit is not None:
+        return hit
+    box = []
+    flat = _flat_body(f, carry_tree, x_tree, carry_avals, box)
+    closed, consts = closure_convert(trace_to_jaxpr(flat, carry_avals + x_avals,
+                                                    name="scan_body"))
+    result = (closed, consts, box[0])
+    # bodies that captured an enclosing transformation's tracers are valid for one use only
+    if not any(isinstance(c, Tracer) for c in consts):
+        if len(entries) >= 8:
+            entries.clear()
+        entries[key] = result
+    return result
+
+
+def _flat_body(f, carry_tree, x_tree, carry_avals, box):
+    n = len(carry_avals)
+
+    def flat(*args):
+        carry = tree_util.tree_unflatten(carry_tree, args[:n])
+        x = tree_util.tree_unflatten(x_tree, args[n:])
+        out = f(carry, x)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise ScanCarryError(f"scan: the body {_describe(f)} must return a pair "
+                                 f"(carry, y), got {type(out).__name__}")
+        leaves, out_tree = tree_util.tree_flatten(out[0])
+        if out_tree != carry_tree:
+            raise ScanCarryError(
+                f"scan: the body {_describe(f)} must return the carry's structure {carry_tree} "
+                f"but returned {out_tree}")
+        new_carry = [_fit_carry(o, a, f, i) for i, (o, a) in enumerate(zip(leaves, carry_avals))]
+        y_leaves, y_tree = tree_util.tree_flatten(out[1])
+        box.append(y_tree)
+        return new_carry + [as_operand(y) for y in y_leaves]
+    return flat
+
+
+def _fit_carry(out, carry_aval, f, i: int):
+    if dtypes.is_python_scalar(out):  # a Python number takes the carry's dtype
+        out = python_scalar_as(out, carry_aval.dtype, "scan")
+    out = as_operand(out)
+    got = _aval(out)
+    if got.shape != carry_aval.shape or np.dtype(got.dtype) != np.dtype(carry_aval.dtype):
+        raise ScanCarryError(
+            f"scan: the body {_describe(f)} returned {got.str_short()} for carry leaf {i}, "
+            f"which enters the loop as {carry_aval.str_short()}; the carry must keep its exact "
+            f"shape and dtype (cast with lax.convert_element_type, or give init that type)")
+    return out
+
+
+def map(f, xs):  # noqa: A001  (jax.lax.map shadows the builtin too)
+    """`f` applied to each slice of `xs` along the leading axis, stacked: a scan without carry."""
+    _, ys = scan(lambda carry, x: (carry, f(x)), None, xs)
+    return ys
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """`for i in range(lower, upper): val = body_fun(i, val)`; returns `val`.
+
+    With concrete integer bounds this is a scan of upper - lower steps (differentiable in
+    reverse mode); with traced bounds it is a `while_loop` (forward mode and vmap only).
+    """
+    lo, hi = _concrete_bound(lower), _concrete_bound(upper)
+    if lo is None or hi is None:
+        return _fori_while(lower, upper, body_fun, init_val)
+    idx_dtype = _index_dtype(lower, upper)
+
+    def step(carry, _):
+        i, val = carry
+        return (lax_add(i, 1), body_fun(i, val)), None
+
+    start = np.array(lo, idx_dtype)
+    (_, val), _ = scan(step, (start, init_val), None, length=max(hi - lo, 0))
+    return val
+
+
+def _concrete_bound(x):
+    """The bound as a Python int, or None when it is only known at run time."""
+    if isinstance(x, Tracer):
+        x = x.to_concrete_or_none()
+        if x is None:
+            return None
+    aval = getattr(x, "aval", None)
+    dt = aval.dtype if aval is not None else np.result_type(x)
+    if isinstance(x, (bool, np.bool_)) or not dtypes.is_int(dt) or np.ndim(x) != 0:
+        raise LoopBoundsError(f"fori_loop: bounds must be integer scalars, got {x!r}; use "
+                              f"Python ints (or integer arrays) for lower and upper")
+    return int(np.asarray(x))
+
+
+def _index_dtype(lower, upper):
+    """The loop index takes the bounds' integer type (Python ints: the default int)."""
+    for b in (lower, upper):
+        aval = getattr(b, "aval", None)
+        if aval is not None:
+            return np.dtype(aval.dtype)
+        if isinstance(b, (np.integer, np.ndarray)):
+            return dtypes.canonicalize(np.asarray(b).dtype)
+    return dtypes.canonicalize(dtypes.default_int())
+
+
+def _fori_while(lower, upper, body_fun, init_val):
+    """Traced bounds: the trip count is unknown until run time, so loop with while_loop."""
+    try:
+        from yax.lax_like.while_loop import while_loop
+    except ImportError:  # pragma: no cover - while_loop lands in its own issue
+        raise LoopBoundsError("fori_loop: traced bounds need yax.lax.while_loop, which is not "
+                              "available yet; pass Python ints as bounds") from None
+    for b in (lower, upper):
+        if not dtypes.is_int(_aval(as_operand(b)).dtype):
+            raise LoopBoundsError(f"fori_loop: bounds must be integers, got {_aval(b).str_short()}")
+    dt = _index_dtype(lower, upper)
+    lower, upper = [python_scalar_as(b, dt, "fori_loop") if dtypes.is_python_scalar(b)
+                    else as_operand(b) for b in (lower, upper)]
+
+    def cond(carry):
+        from yax.lax_like.elementwise import lt
+        return lt(carry[0], upper)
+
+    def body(carry):
+        i, val = carry
+        return lax_add(i, 1), body_fun(i, val)
+
+    return while_loop(cond, body, (lower, init_val))[1]

@@ -229,3 +229,26 @@ def test_against_jax_oracle():
     _, yt = yax.jvp(lambda x: yf(x)[1], (xs[0],), (np.ones(3, np.float32),))
     _, jt = jax.jvp(lambda x: jf(x)[1], (xs[0],), (np.ones(3, np.float32),))
     np.testing.assert_allclose(np.asarray(yt), np.asarray(jt), rtol=1e-4)
+
+
+def test_bounded_while_loop_is_reverse_differentiable(x64):
+    from yax import lax
+    body = lambda c: (c[0] * 1.5 + c[1], c[1])
+    f = lambda x: lax.while_loop(lambda c: c[0] < 10.0, body, (x, 1.0), max_steps=20)[0]
+
+    def unrolled(x):  # the same loop unrolled 20 times with masking
+        c = (x, 1.0)
+        for _ in range(20):
+            keep = c[0] < 10.0
+            n = body(c)
+            c = (yax.numpy.where(keep, n[0], c[0]), c[1])
+        return c[0]
+
+    for x in (0.5, 1.0, 3.0, 12.0):
+        np.testing.assert_allclose(f(x), unrolled(x), rtol=1e-12)
+        np.testing.assert_allclose(yax.grad(f)(x), yax.grad(unrolled)(x), rtol=1e-12)
+        # the unbounded loop agrees on values
+        full = lax.while_loop(lambda c: c[0] < 10.0, body, (x, 1.0))[0]
+        np.testing.assert_allclose(f(x), full, rtol=1e-12)
+    with pytest.raises(yax.errors.YaxError, match="max_steps"):
+        lax.while_loop(lambda c: c < 1.0, lambda c: c, 0.0, max_steps=2.5)

@@ -108,6 +108,46 @@ class NotImplementedRuleError(YaxError, NotImplementedError):
     """A primitive has no rule for a transformation yet."""
 
 
+class CondPredicateError(YaxError, TypeError):
+    """The predicate of lax.cond (or the index of lax.switch) is not a scalar of the right type."""
+
+
+class BranchOutputMismatchError(YaxError, TypeError):
+    """The branches of lax.cond/lax.switch return different structures, shapes or dtypes."""
+
+
+class ScanCarryError(YaxError, TypeError):
+    """The body of a scan/fori_loop returned another structure or types than its carry."""
+
+
+class ScanLengthError(YaxError, ValueError):
+    """The xs of a scan disagree on their leading size, or the length is missing/wrong."""
+
+
+class LoopBoundsError(YaxError, TypeError):
+    """fori_loop bounds that are not integers."""
+
+
+class WhileLoopPredicateError(YaxError, TypeError):
+    """`cond_fun` of a while_loop did not return a boolean scalar."""
+
+
+class WhileLoopBodyError(YaxError, TypeError):
+    """`body_fun` of a while_loop returned another structure or types than its carry."""
+
+
+class NonConcreteBooleanIndexError(ConcretizationError):
+    """A boolean mask index was traced, so the result's shape would depend on its values."""
+
+
+class WhileLoopReverseModeError(YaxError, NotImplementedError):
+    """grad/vjp/linearize through `while_loop`, whose trip count is only known at run time."""
+
+
+class JaxprTypeError(YaxError):
+    """An internal invariant of a jaxpr is broken (a yax bug, found by YAX_CHECKS=1)."""
+
+
 def concretization_hint(location) -> str:
     """Suggest the `lax` construct that matches the Python statement on the user's line."""
     text = ""

@@ -6,12 +6,8 @@ output avals are what its primitive's abstract-eval rule gives for its input ava
 
 from __future__ import annotations
 
-from yax import errors
 from yax.core.ir import ClosedJaxpr, Jaxpr, Literal
-
-
-class JaxprTypeError(errors.YaxError):
-    """An internal invariant of a jaxpr is broken (a yax bug, found by YAX_CHECKS=1)."""
+from yax.errors import JaxprTypeError  # noqa: F401  (re-exported)
 
 
 def check_jaxpr(jaxpr: Jaxpr) -> None:

@@ -15,20 +15,13 @@ from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import aval_of_value
 from yax.core.trace import Tracer, bind
+from yax.errors import BranchOutputMismatchError, CondPredicateError  # noqa: F401  (re-exported)
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.lax_like._util import as_operand
 from yax.primitives.control_flow.cond import cond_p, join_branch_consts
 
 __all__ = ["cond", "switch"]
-
-
-class CondPredicateError(errors.YaxError, TypeError):
-    """The predicate of lax.cond (or the index of lax.switch) is not a scalar of the right type."""
-
-
-class BranchOutputMismatchError(errors.YaxError, TypeError):
-    """The branches of lax.cond/lax.switch return different structures, shapes or dtypes."""
 
 
 def cond(pred, true_fun, false_fun, *operands):

@@ -6,11 +6,12 @@ import weakref
 
 import numpy as np
 
-from yax import errors, tree_util
+from yax import tree_util
 from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import aval_of_value
 from yax.core.trace import Tracer
+from yax.errors import LoopBoundsError, ScanCarryError, ScanLengthError  # noqa: F401  (re-exported)
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.lax_like._util import as_operand, python_scalar_as
 from yax.lax_like.elementwise import add as lax_add
@@ -18,17 +19,6 @@ from yax.primitives.control_flow.scan import scan_p
 
 __all__ = ["scan", "map", "fori_loop"]
 
-
-class ScanCarryError(errors.YaxError, TypeError):
-    """The body of a scan/fori_loop returned another structure or types than its carry."""
-
-
-class ScanLengthError(errors.YaxError, ValueError):
-    """The xs of a scan disagree on their leading size, or the length is missing/wrong."""
-
-
-class LoopBoundsError(errors.YaxError, TypeError):
-    """fori_loop bounds that are not integers."""
 
 
 def _aval(x):

@@ -9,23 +9,17 @@ from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import aval_of_value
 from yax.core.trace import Tracer, bind
+from yax.errors import WhileLoopBodyError, WhileLoopPredicateError  # noqa: F401  (re-exported)
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.lax_like._util import as_operand
-from yax.lax_like.elementwise import _convert_keep_weak
+from yax.lax_like.elementwise import _convert_keep_weak, select
+from yax.lax_like.scan import scan
 from yax.primitives.control_flow.while_loop import while_p
 
 __all__ = ["while_loop"]
 
 
-class WhileLoopPredicateError(errors.YaxError, TypeError):
-    """`cond_fun` of a while_loop did not return a boolean scalar."""
-
-
-class WhileLoopBodyError(errors.YaxError, TypeError):
-    """`body_fun` of a while_loop returned another structure or types than its carry."""
-
-
-def while_loop(cond_fun, body_fun, init_val):
+def while_loop(cond_fun, body_fun, init_val, *, max_steps: int | None = None):
     """Run `body_fun` on the carry while `cond_fun(carry)` is True; return the final carry.
 
     Same meaning as the Python loop below, but staged into one program (no unrolling). `init_val`
@@ -37,7 +31,15 @@ def while_loop(cond_fun, body_fun, init_val):
         while cond_fun(val):
             val = body_fun(val)
         return val
+
+    With a static `max_steps=N` (beyond JAX), the loop runs at most N iterations and becomes
+    reverse-differentiable: it is staged as an N-step `scan` whose steps after the condition
+    first fails leave the carry unchanged (the body still runs and its result is masked), so
+    `grad` works with the memory of N steps of residuals. If the condition still holds after N
+    steps the loop stops there.
     """
+    if max_steps is not None:
+        return _bounded_while(cond_fun, body_fun, init_val, max_steps)
     leaves, tree = tree_util.tree_flatten(init_val)
     init = [as_operand(x) for x in leaves]
     body, bconsts, init = _body_jaxpr(body_fun, tree, init)
@@ -48,6 +50,20 @@ def while_loop(cond_fun, body_fun, init_val):
     outs = bind(while_p, *cconsts, *bconsts, *init, cond_jaxpr=cond, body_jaxpr=body,
                 cond_nconsts=len(cconsts), body_nconsts=len(bconsts))
     return tree_util.tree_unflatten(tree, outs)
+
+
+def _bounded_while(cond_fun, body_fun, init_val, max_steps):
+    """`while_loop` with at most `max_steps` iterations, as a masked scan (reverse-mode ready)."""
+    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 0:
+        raise errors.YaxError(f"while_loop max_steps must be a static non-negative Python int, "
+                              f"got {max_steps!r}")
+    def step(val, _):
+        keep_going = cond_fun(val)
+        new = body_fun(val)
+        return tree_util.tree_map(lambda n, o: select(keep_going, n, o), new, val), None
+
+    final, _ = scan(step, init_val, None, length=max_steps)
+    return final
 
 
 def _aval(x):

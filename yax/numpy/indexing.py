@@ -24,14 +24,12 @@ from yax import errors
 from yax import lax_like as lax
 from yax.core import dtypes
 from yax.core.trace import Tracer
+from yax.errors import NonConcreteBooleanIndexError  # noqa: F401  (re-exported)
 from yax.numpy import _promote
 from yax.runtime.array import Array
 
 __all__ = ["take", "take_along_axis"]
 
-
-class NonConcreteBooleanIndexError(errors.ConcretizationError):
-    """A boolean mask index was traced, so the result's shape would depend on its values."""
 
 
 # --- canonicalising the index ------------------------------------------------------------------

@@ -22,6 +22,7 @@ from yax.core.avals import aval_of_value
 from yax.core.ir import ClosedJaxpr, Jaxpr, Var
 from yax.core.primitive import Primitive
 from yax.core.trace import bind
+from yax.errors import WhileLoopReverseModeError  # noqa: F401  (re-exported)
 from yax.interpreters import ad_util, batching, lowering, mlir
 from yax.interpreters import jvp as jvp_interp
 from yax.interpreters.eval_jaxpr import eval_jaxpr
@@ -31,9 +32,6 @@ from yax.primitives._lax import lax
 
 while_p = Primitive("while", multiple_results=True)
 
-
-class WhileLoopReverseModeError(errors.YaxError, NotImplementedError):
-    """grad/vjp/linearize through `while_loop`, whose trip count is only known at run time."""
 
 
 def _split(args, cond_nconsts, body_nconsts):

@@ -27,7 +27,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from yax import errors
-from yax.core.ir import ClosedJaxpr, Jaxpr
+from yax.core.ir import ClosedJaxpr, Jaxpr, Var
 from yax.core.primitive import Primitive
 from yax.core.trace import bind, use_trace
 from yax.interpreters import ad_util, batching, lowering, mlir
@@ -235,23 +235,50 @@ def _scan_partial_eval(trace, args, params):
     carry_uk, (known, unknown, out_uk, num_res) = _fixpoint(carry_uk, step)
     loop = {k: params[k] for k in ("length", "reverse", "unroll")}
     consts, carry, xs = _split(args, num_consts, num_carry)
+    k_consts = _pick(consts, const_uk, False)
+    known, invariant = _hoist_invariant_residuals(known, len(k_consts), num_res)
     known, extra = closure_convert(known)
     with use_trace(trace.parent):
-        k_outs = _bind_scan([*extra, *_pick(consts, const_uk, False)],
-                            _pick(carry, carry_uk, False), _pick(xs, xs_uk, False), known,
-                            **loop)
-    n_known = len(k_outs) - num_res
-    residuals = k_outs[n_known:]  # stacked: one slice per iteration
+        k_outs = _bind_scan([*extra, *k_consts], _pick(carry, carry_uk, False),
+                            _pick(xs, xs_uk, False), known, **loop)
+    n_stacked = num_res - len(invariant)
+    n_known = len(k_outs) - n_stacked
+    stacked = iter(k_outs[n_known:])  # one slice per iteration
+    res_inv = [k_consts[invariant[r]] for r in range(num_res) if r in invariant]
+    res_var = [next(stacked) for r in range(num_res) if r not in invariant]
     u_consts, u_carry = _pick(consts, const_uk, True), _pick(carry, carry_uk, True)
     u_xs = _pick(xs, xs_uk, True)
-    order = _group_order([num_res, len(u_consts), len(u_carry), len(u_xs)], [1, 2, 0, 3])
+    n_u = num_res
+    inv_pos = [r for r in range(num_res) if r in invariant]
+    var_pos = [r for r in range(num_res) if r not in invariant]
+    rest = lambda start, n: list(range(start, start + n))
+    order = (inv_pos + rest(n_u, len(u_consts)) + rest(n_u + len(u_consts), len(u_carry))
+             + var_pos + rest(n_u + len(u_consts) + len(u_carry), len(u_xs)))
     body = _permuted(unknown, order, range(len(unknown.out_avals)))
-    u_operands = [*u_consts, *u_carry, *residuals, *u_xs]
+    u_operands = [*res_inv, *u_consts, *u_carry, *res_var, *u_xs]
     u_outs = trace.stage(scan_p, u_operands, dict(
-        jaxpr=body, num_consts=len(u_consts), num_carry=len(u_carry),
+        jaxpr=body, num_consts=len(res_inv) + len(u_consts), num_carry=len(u_carry),
         linear=(False,) * len(u_operands), **loop))
     k_iter, u_iter = iter(k_outs[:n_known]), iter(u_outs)
     return [next(u_iter) if u else next(k_iter) for u in out_uk]
+
+
+def _hoist_invariant_residuals(known: ClosedJaxpr, n_consts: int, num_res: int):
+    """Residuals that are just known loop constants (a weight matrix read by every step) need
+    not be stacked once per iteration: drop them from the known scan's outputs and hand the
+    constant itself to the unknown scan. Returns the slimmer jaxpr and {residual: const index}."""
+    j = known.jaxpr
+    first_res = len(j.outvars) - num_res
+    const_vars = j.invars[:n_consts]
+    invariant = {}
+    for r, v in enumerate(j.outvars[first_res:]):
+        if isinstance(v, Var) and v in const_vars:
+            invariant[r] = const_vars.index(v)
+    if not invariant:
+        return known, invariant
+    outvars = j.outvars[:first_res] + [v for r, v in enumerate(j.outvars[first_res:])
+                                       if r not in invariant]
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, j.eqns, outvars), known.consts), invariant
 
 
 def _pick(values, flags, want: bool) -> list:

@@ -6,7 +6,7 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import TypedScalar
+from yax.core.avals import TypedScalar, aval_of_value
 from yax.interpreters import eager
 
 
@@ -59,3 +59,16 @@ def as_operand(x):
     if is_python_scalar(x):
         return canonical_scalar(x)
     return eager.array_from_numpy(np.asarray(x))
+
+
+def aval_of(x):
+    """The aval of an operand: its own, or that of a concrete value."""
+    aval = getattr(x, "aval", None)
+    return aval if aval is not None else aval_of_value(x)
+
+
+def describe_function(fun) -> str:
+    """`name (file:line)` of a user function, for errors about its outputs."""
+    name = getattr(fun, "__qualname__", None) or repr(fun)
+    code = getattr(fun, "__code__", None)
+    return f"{name} ({code.co_filename}:{code.co_firstlineno})" if code else name

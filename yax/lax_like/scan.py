@@ -9,27 +9,17 @@ import numpy as np
 from yax import tree_util
 from yax.config import config
 from yax.core import dtypes
-from yax.core.avals import aval_of_value
 from yax.core.trace import Tracer
 from yax.errors import LoopBoundsError, ScanCarryError, ScanLengthError  # noqa: F401  (re-exported)
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.lax_like._util import as_operand, python_scalar_as
+from yax.lax_like._util import aval_of as _aval
+from yax.lax_like._util import describe_function as _describe
 from yax.lax_like.elementwise import add as lax_add
 from yax.primitives.control_flow.scan import scan_p
 
 __all__ = ["scan", "map", "fori_loop"]
 
-
-
-def _aval(x):
-    aval = getattr(x, "aval", None)
-    return aval if aval is not None else aval_of_value(x)
-
-
-def _describe(fun) -> str:
-    name = getattr(fun, "__qualname__", None) or repr(fun)
-    code = getattr(fun, "__code__", None)
-    return f"{name} ({code.co_filename}:{code.co_firstlineno})" if code else name
 
 
 def scan(f, init, xs, length=None, reverse=False, unroll=1):

@@ -7,11 +7,12 @@ import weakref
 from yax import errors, tree_util
 from yax.config import config
 from yax.core import dtypes
-from yax.core.avals import aval_of_value
 from yax.core.trace import Tracer, bind
 from yax.errors import WhileLoopBodyError, WhileLoopPredicateError  # noqa: F401  (re-exported)
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.lax_like._util import as_operand
+from yax.lax_like._util import aval_of as _aval
+from yax.lax_like._util import describe_function as _describe
 from yax.lax_like.elementwise import _convert_keep_weak, select
 from yax.lax_like.scan import scan
 from yax.primitives.control_flow.while_loop import while_p
@@ -64,17 +65,6 @@ def _bounded_while(cond_fun, body_fun, init_val, max_steps):
 
     final, _ = scan(step, init_val, None, length=max_steps)
     return final
-
-
-def _aval(x):
-    aval = getattr(x, "aval", None)
-    return aval if aval is not None else aval_of_value(x)
-
-
-def _describe(fun) -> str:
-    name = getattr(fun, "__qualname__", None) or repr(fun)
-    code = getattr(fun, "__code__", None)
-    return f"{name} ({code.co_filename}:{code.co_firstlineno})" if code else name
 
 
 # --- tracing, cached per (function, carry types) so eager loops do not retrace -----------------

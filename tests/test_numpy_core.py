@@ -3,7 +3,6 @@ jax.numpy as the oracle: values, result dtypes and weak types, eagerly and under
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp_ref
 import ml_dtypes
 import numpy as np
@@ -309,18 +308,7 @@ def test_hash_of_arrays():
         hash(jnp.zeros(2))
 
 
-# --- x64 ---------------------------------------------------------------------------------------
-
-@pytest.fixture
-def x64():
-    old_yax, old_jax = yax.config.enable_x64, jax.config.jax_enable_x64
-    yax.config.update("enable_x64", True)
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        yax.config.update("enable_x64", old_yax)
-        jax.config.update("jax_enable_x64", old_jax)
+# --- x64 (the `x64` fixture of tests/conftest.py flips yax and the jax oracle together) --------
 
 
 def test_x64_defaults_and_promotion(x64):

@@ -16,6 +16,7 @@ import numpy as np
 from yax import errors
 from yax import lax_like as lax
 from yax.core import dtypes
+from yax.core.trace import Tracer
 from yax.numpy import ufuncs
 from yax.numpy._promote import (
     broadcast_shapes,
@@ -24,6 +25,8 @@ from yax.numpy._promote import (
     shape_of,
     to_operand,
 )
+from yax.numpy.creation import asarray
+from yax.runtime.array import Array
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "all", "any",
            "argmax", "argmin", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod",
@@ -31,8 +34,9 @@ __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "a
 
 
 def _operand(name, a):
+    if type(a) is Array or isinstance(a, Tracer):  # already an operand: nothing to convert
+        return a
     check_arraylike(name, a)
-    from yax.numpy.creation import asarray
     return asarray(to_operand(a))
 
 

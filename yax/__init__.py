@@ -27,3 +27,4 @@ from yax.transforms.vmap import vmap  # noqa: E402,F401
 from yax.transforms.make_jaxpr import make_jaxpr  # noqa: E402,F401
 
 __version__ = "0.1.0"
+from yax import nn, scipy  # noqa: E402,F401

@@ -170,3 +170,11 @@ def promote_args_inexact(name: str, *args) -> list:
 def promote_args_numeric(name: str, *args) -> list:
     check_arraylike(name, *args)
     return promote_shapes(name, *promote_dtypes_numeric(*args))
+
+
+def promote_arrays_inexact(name: str, *args) -> list:
+    """`promote_args_inexact` for code that then computes with the results using operators:
+    typed scalars (inline constants for lax) become 0-d Arrays, which have operators."""
+    from yax.interpreters.eager import to_array
+    return [to_array(a) if type(a) is TypedScalar else a
+            for a in promote_args_inexact(name, *args)]

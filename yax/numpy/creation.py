@@ -14,7 +14,7 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer
-from yax.interpreters.eager import array_from_numpy
+from yax.interpreters.eager import array_from_numpy, to_array
 from yax.runtime.array import Array
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
@@ -90,6 +90,8 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
     """
     if order not in (None, "K", "A", "C"):
         raise NotImplementedError(f"array: only C order is supported, got order={order!r}")
+    if type(object) is TypedScalar:  # an inline constant from a lax/numpy wrapper
+        object = to_array(object)
     if isinstance(object, (Array, Tracer)):
         out = object if dtype is None else _astype(object, _canonical_dtype(dtype))
     elif isinstance(object, (list, tuple)) and any(isinstance(x, Tracer)

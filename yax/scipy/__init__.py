@@ -1,0 +1,7 @@
+"""yax.scipy: the parts of SciPy's API that jax.scipy offers, built on yax.numpy and yax.lax.
+
+    import yax.scipy.special as special
+    import yax.scipy.stats.norm as norm
+"""
+
+from yax.scipy import special, stats  # noqa: F401

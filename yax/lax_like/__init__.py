@@ -23,3 +23,4 @@ from yax.lax_like.collectives import *  # noqa: F401,F403
 from yax.lax_like.while_loop import *  # noqa: F401,F403
 from yax.lax_like.cond import *  # noqa: F401,F403
 from yax.lax_like.scan import *  # noqa: F401,F403
+from yax.lax_like import linalg  # noqa: F401,E402  (yax.lax.linalg, like jax.lax.linalg)

@@ -10,9 +10,15 @@ from __future__ import annotations
 from yax.core.trace import bind
 from yax.lax_like._util import as_operand
 from yax.primitives.linalg import _common as C
+from yax.primitives.linalg.eigh import eigh_p
+from yax.primitives.linalg.lu import lu_p
+from yax.primitives.linalg.lu import lu_pivots_to_permutation as _pivots_to_perm
+from yax.primitives.linalg.qr import qr_p
+from yax.primitives.linalg.svd import svd_p
 from yax.primitives.linalg.triangular import cholesky_p, triangular_solve_p
 
-__all__ = ["cholesky", "triangular_solve", "symmetrize"]
+__all__ = ["cholesky", "triangular_solve", "symmetrize", "lu", "lu_pivots_to_permutation",
+           "qr", "eigh", "svd"]
 
 
 def symmetrize(x):
@@ -63,6 +69,92 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
     return bind(triangular_solve_p, a, b, left_side=bool(left_side), lower=bool(lower),
                 transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
                 unit_diagonal=bool(unit_diagonal))
+
+
+def lu(x):
+    """LU factorisation with partial pivoting.
+
+    Args:
+      x: (..., m, n).
+    Returns:
+      (lu, pivots, permutation): lu (..., m, n) holds unit-lower L below the diagonal and U on
+      and above; pivots (..., min(m, n)) int32 row swaps; permutation (..., m) int32 with
+      x[..., permutation, :] == L @ U.
+
+    Example: `lu, piv, perm = lax.linalg.lu(a)`.
+    """
+    x = as_operand(x)
+    C.check_matrix("lu", x.aval)
+    lu_, pivots = bind(lu_p, x)
+    return lu_, pivots, _pivots_to_perm(pivots, x.shape[-2])
+
+
+def lu_pivots_to_permutation(pivots, permutation_size: int):
+    """The permutation (..., permutation_size) int32 that LAPACK-style pivots describe."""
+    return _pivots_to_perm(as_operand(pivots), int(permutation_size))
+
+
+def qr(x, *, pivoting: bool = False, full_matrices: bool = True):
+    """QR factorisation: x = q @ r.
+
+    Args:
+      x: (..., m, n).
+      full_matrices: q (..., m, m), r (..., m, n) if True; else (..., m, k), (..., k, n), with
+        k = min(m, n).
+    Returns:
+      (q, r).
+
+    Example: `q, r = lax.linalg.qr(a, full_matrices=False)`.
+    """
+    if pivoting:
+        from yax import errors
+        raise errors.NotImplementedRuleError("qr: pivoting=True is not implemented")
+    x = as_operand(x)
+    C.check_matrix("qr", x.aval)
+    q, r = bind(qr_p, x, full_matrices=bool(full_matrices))
+    return q, r
+
+
+def eigh(x, *, lower: bool = True, symmetrize_input: bool = True):
+    """Eigenvectors and eigenvalues of Hermitian matrices.
+
+    Args:
+      x: (..., n, n).
+      lower: which triangle is read when symmetrize_input is False.
+      symmetrize_input: use (x + x^H)/2.
+    Returns:
+      (v, w): v (..., n, n) with eigenvectors as columns, w (..., n) real, ascending.
+      See yax/primitives/linalg/eigh.py for the derivative convention at repeated eigenvalues.
+
+    Example: `v, w = lax.linalg.eigh(a)`.
+    """
+    x = as_operand(x)
+    C.check_matrix("eigh", x.aval, square=True)
+    if symmetrize_input:
+        x = symmetrize(x)
+    v, w = bind(eigh_p, x, lower=bool(lower))
+    return v, w
+
+
+def svd(x, *, full_matrices: bool = True, compute_uv: bool = True):
+    """Singular value decomposition x = u @ diag(s) @ vh.
+
+    Args:
+      x: (..., m, n).
+      full_matrices: u (..., m, m), vh (..., n, n) if True, else (..., m, k), (..., k, n).
+      compute_uv: return only s when False.
+    Returns:
+      (u, s, vh), or s; s (..., min(m, n)) real, descending.
+
+    Example: `u, s, vh = lax.linalg.svd(a, full_matrices=False)`.
+    """
+    x = as_operand(x)
+    C.check_matrix("svd", x.aval)
+    if not compute_uv:
+        s, = bind(svd_p, x, full_matrices=False, compute_uv=False)
+        return s
+    s, u, vh = bind(svd_p, x, full_matrices=bool(full_matrices), compute_uv=True)
+    return u, s, vh
 
 
 def broadcast_batch_dims(name: str, *xs):

@@ -130,3 +130,17 @@ def scale_rows(x, s):
     """x * s[..., :, None]."""
     s = lax.convert_element_type(s, x.dtype)
     return lax.mul(x, lax.broadcast_in_dim(s, tuple(x.shape), tuple(range(x.ndim - 1))))
+
+
+def batch_leading(prim):
+    """The vmap rule of a one-operand linalg primitive: the batch axis becomes a leading batch
+    dim, which the routine handles itself."""
+    from yax.interpreters.batching import move_batch_axis
+
+    def batch(args, dims, **params):
+        x, = args
+        d, = dims
+        out = prim.bind(move_batch_axis(x, d, 0, x.shape[d]), **params)
+        outs = list(out) if prim.multiple_results else [out]
+        return outs, [0] * len(outs)
+    prim.batch = batch

@@ -100,6 +100,35 @@ def nan_where_failed(x, x_aval, info, batch_shape, ok_direction: str = "EQ"):
     return hlo.select(ok, x, filler)
 
 
+def keep_triangle(x, aval, lower: bool):
+    """Zero the strict upper (lower=True) or strict lower triangle of each matrix: LAPACK
+    leaves its input, or Householder vectors, in the other triangle."""
+    shape = mlir.tensor_type(aval.shape, np.int32)
+    i64 = ir.IntegerType.get_signless(64)
+    rows = hlo.iota(shape, ir.IntegerAttr.get(i64, aval.ndim - 2))
+    cols = hlo.iota(shape, ir.IntegerAttr.get(i64, aval.ndim - 1))
+    keep = hlo.compare(cols, rows, hlo.ComparisonDirectionAttr.get("LE" if lower else "GE"),
+                       compare_type=hlo.ComparisonTypeAttr.get("SIGNED"))
+    return hlo.select(keep, x, mlir.constant(np.zeros(aval.shape, aval.dtype)))
+
+
+def slice_matrix(x, aval, rows: int, cols: int):
+    """x[..., :rows, :cols] and its aval."""
+    limit = tuple(aval.shape[:-2]) + (rows, cols)
+    out = hlo.slice(x, mlir.dense_i64([0] * aval.ndim), mlir.dense_i64(limit),
+                    mlir.dense_i64([1] * aval.ndim))
+    return out, aval.update(shape=limit)
+
+
+def pad_matrix(x, aval, rows: int, cols: int):
+    """Zero-pad each matrix at the bottom/right to rows x cols; returns it and its aval."""
+    hi = [0] * (aval.ndim - 2) + [rows - aval.shape[-2], cols - aval.shape[-1]]
+    zero = mlir.constant(np.zeros((), aval.dtype))
+    out = hlo.pad(x, zero, mlir.dense_i64([0] * aval.ndim), mlir.dense_i64(hi),
+                  mlir.dense_i64([0] * aval.ndim))
+    return out, aval.update(shape=tuple(aval.shape[:-2]) + (rows, cols))
+
+
 def is_cpu(ctx) -> bool:
     return ctx.platform == "cpu"
 

@@ -14,8 +14,6 @@ On CPU both lower to LAPACK (potrf, trsm); on GPU to the native StableHLO ops (u
 
 from __future__ import annotations
 
-import numpy as np
-
 from yax import errors
 from yax.core.avals import ShapedArray
 from yax.core.primitive import Primitive
@@ -29,17 +27,6 @@ from yax.primitives.linalg import _common as C
 from yax.primitives.linalg import custom_call as cc
 
 ir = mlir.ir
-
-
-def _lower_triangle_lower(x, aval):
-    """Zero the strict upper triangle of each matrix (potrf leaves the input there)."""
-    m, n = aval.shape[-2:]
-    shape = mlir.tensor_type(aval.shape, np.int32)
-    rows = hlo.iota(shape, ir.IntegerAttr.get(ir.IntegerType.get_signless(64), aval.ndim - 2))
-    cols = hlo.iota(shape, ir.IntegerAttr.get(ir.IntegerType.get_signless(64), aval.ndim - 1))
-    keep = hlo.compare(cols, rows, hlo.ComparisonDirectionAttr.get("LE"),
-                       compare_type=hlo.ComparisonTypeAttr.get("SIGNED"))
-    return hlo.select(keep, x, mlir.constant(np.zeros(aval.shape, aval.dtype)))
 
 
 # --- cholesky ------------------------------------------------------------------------------------
@@ -59,7 +46,7 @@ def _cholesky_lower(ctx, a):
         l = cc.nan_where_failed(l, aval, info, batch)
     else:  # GPU: the native op (untested: no GPU in this project's CI)
         l = hlo.cholesky(a, lower=ir.BoolAttr.get(True))
-    return [_lower_triangle_lower(l, aval)]
+    return [cc.keep_triangle(l, aval, lower=True)]
 
 
 def _cholesky_jvp(primals, tangents):
@@ -79,17 +66,11 @@ def _cholesky_jvp(primals, tangents):
     return [l], [C.matmul(l, phi)]
 
 
-def _cholesky_batch(args, dims):
-    a, = args
-    d, = dims
-    return [cholesky_p.bind(move_batch_axis(a, d, 0, a.shape[d]))], [0]
-
-
 cholesky_p = Primitive("cholesky")
 cholesky_p.abstract_eval = _cholesky_abstract_eval
 cholesky_p.lower = _cholesky_lower
 cholesky_p.jvp = _cholesky_jvp
-cholesky_p.batch = _cholesky_batch
+C.batch_leading(cholesky_p)
 
 
 # --- triangular_solve ---------------------------------------------------------------------------

@@ -24,3 +24,4 @@ from yax.lax_like.while_loop import *  # noqa: F401,F403
 from yax.lax_like.cond import *  # noqa: F401,F403
 from yax.lax_like.scan import *  # noqa: F401,F403
 from yax.lax_like import linalg  # noqa: F401,E402  (yax.lax.linalg, like jax.lax.linalg)
+from yax.lax_like.windowed import *  # noqa: F401,F403

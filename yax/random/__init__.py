@@ -1,0 +1,17 @@
+"""yax.random: counter-based pseudo-random numbers, bit-identical to jax.random.
+
+Keys are uint32 arrays of shape (2,) (jax's raw key format); see docs/random.md.
+"""
+
+from yax.random.continuous import (  # noqa: F401
+    cauchy,
+    exponential,
+    gumbel,
+    laplace,
+    logistic,
+    lognormal,
+    normal,
+    truncated_normal,
+    uniform,
+)
+from yax.random.keys import PRNGKey, clone, fold_in, key, key_data, key_impl, split, wrap_key_data  # noqa: F401

@@ -1,0 +1,165 @@
+"""PRNG keys: making them from seeds, splitting, folding in data.
+
+A key is a plain uint32 array of shape (2,) (jax's "raw" or legacy key format). `key(seed)` returns
+the same raw key as `PRNGKey(seed)`: yax has no typed key dtype, so `key_data`/`wrap_key_data` are
+identities that only validate. Keys are ordinary arrays, so they pass through `jit`, `vmap`,
+`scan` and `fori_loop` like any other value; a batch of keys is an array of shape (..., 2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax import errors
+from yax import lax_like as lax
+from yax.core import dtypes
+from yax.core.trace import Tracer
+from yax.random import _checks, threefry
+from yax.runtime.array import Array
+from yax.transforms.jit import jit
+
+_IMPL_NAME = "threefry2x32"
+
+_seed_kernel = jit(threefry.seed)
+_split_kernel = jit(threefry.split, static_argnums=1)
+_fold_in_kernel = jit(
+    lambda key, data: threefry.fold_in(key, lax.convert_element_type(data, np.uint32)))
+
+
+def _check_impl(name: str, impl) -> None:
+    if impl is not None and impl not in (_IMPL_NAME, "fry"):
+        raise _checks.RandomArgumentError(
+            f"yax.random.{name}: the only PRNG implementation is '{_IMPL_NAME}', got {impl!r}.")
+
+
+def _seed_from_numpy(name: str, value) -> Array:
+    """The key of a concrete integer seed, computed on the host."""
+    from yax import numpy as jnp
+    if dtypes.is_python_scalar(value):
+        if not isinstance(value, int):
+            raise errors.DTypeError(
+                f"yax.random.{name}: the seed must be an integer, got {type(value).__name__} "
+                f"{value!r}.")
+        if not -2 ** 63 <= value < 2 ** 63:
+            raise errors.DTypeError(
+                f"yax.random.{name}: the seed {value} does not fit in int64.")
+        value = np.int64(value)
+    value = np.asarray(value)
+    if not dtypes.is_int(value.dtype):
+        raise errors.DTypeError(
+            f"yax.random.{name}: the seed must be an integer, got dtype {value.dtype}.")
+    # Without x64 a 64-bit seed is narrowed first (keeping its low 32 bits), as jax does.
+    value = value.astype(dtypes.canonicalize(value.dtype))
+    if value.dtype.itemsize == 8:
+        bits = int(value.astype(np.uint64))
+        words = [bits >> 32, bits & 0xFFFFFFFF]
+    else:
+        words = [0, int(value.astype(np.uint32))]
+    return jnp.asarray(np.array(words, dtype=np.uint32))
+
+
+def PRNGKey(seed, *, impl=None):
+    """A PRNG key (uint32[2]) made from an integer seed, identical to `jax.random.PRNGKey`.
+
+    Args:
+      seed: a 64- or 32-bit integer (Python int, NumPy integer, or integer array scalar, which
+        may be traced). Without x64 mode only its low 32 bits count.
+      impl: optional, must be None or 'threefry2x32'.
+
+    Returns:
+      A uint32 array of shape (2,): the high and low 32-bit words of the seed.
+
+    Example:
+      >>> yax.random.PRNGKey(42)  # doctest: +SKIP
+      Array([ 0, 42], dtype=uint32)
+    """
+    _check_impl("PRNGKey", impl)
+    if isinstance(seed, (Array, Tracer)):
+        aval = seed.aval
+        if aval.ndim:
+            raise errors.ShapeError(
+                f"yax.random.PRNGKey takes a scalar seed, got {aval.str_short()}; use yax.vmap "
+                f"to make a batch of keys.")
+        if not dtypes.is_int(aval.dtype):
+            raise errors.DTypeError(
+                f"yax.random.PRNGKey: the seed must be an integer, got {aval.str_short()}.")
+        return _seed_kernel(seed)
+    if np.ndim(seed):
+        raise errors.ShapeError(
+            f"yax.random.PRNGKey takes a scalar seed, got shape {np.shape(seed)}; use yax.vmap "
+            f"to make a batch of keys.")
+    return _seed_from_numpy("PRNGKey", seed)
+
+
+def key(seed, *, impl=None, dtype=None):
+    """A PRNG key made from an integer seed.
+
+    Unlike `jax.random.key`, which returns a typed scalar key, this returns the same raw uint32[2]
+    key as `PRNGKey` (yax has no key dtype). Every yax.random function accepts it, and the draws
+    equal jax's for `jax.random.key(seed)`.
+    """
+    _check_impl("key", impl if dtype is None else dtype)
+    return PRNGKey(seed)
+
+
+def split(key, num=2):
+    """Split a key into `num` new keys (an int, or a tuple giving the shape of the batch).
+
+    Returns:
+      uint32 array of shape `(num, 2)` (or `(*num, 2)`), equal to `jax.random.split`.
+
+    Example:
+      >>> key, subkey = yax.random.split(yax.random.PRNGKey(0))
+    """
+    key = _checks.as_key("split", key)
+    shape = _checks.static_shape("split", num, "num")
+    return _split_kernel(key, shape)
+
+
+def fold_in(key, data):
+    """A new key that is a deterministic function of `key` and the 32-bit integer `data`.
+
+    Example:
+      >>> step_key = yax.random.fold_in(yax.random.PRNGKey(0), 7)
+    """
+    key = _checks.as_key("fold_in", key)
+    if isinstance(data, (Array, Tracer)):
+        aval = data.aval
+        if aval.ndim or not (dtypes.is_int(aval.dtype) or dtypes.is_bool(aval.dtype)):
+            raise errors.DTypeError(
+                f"yax.random.fold_in takes an integer scalar, got {aval.str_short()}; use "
+                f"yax.vmap for a batch.")
+        return _fold_in_kernel(key, data)
+    if np.ndim(data):
+        raise errors.ShapeError(
+            f"yax.random.fold_in takes an integer scalar, got shape {np.shape(data)}; use "
+            f"yax.vmap for a batch.")
+    if isinstance(data, (int, np.integer)) and not isinstance(data, (bool, np.bool_)):
+        if not -2 ** 31 <= int(data) < 2 ** 32:
+            raise errors.DTypeError(
+                f"yax.random.fold_in: data {int(data)} does not fit in 32 bits.")
+        return _fold_in_kernel(key, np.uint32(int(data) & 0xFFFFFFFF))
+    raise errors.DTypeError(
+        f"yax.random.fold_in takes an integer scalar, got {type(data).__name__} {data!r}.")
+
+
+def key_data(keys):
+    """The uint32 data of a key or batch of keys (yax keys are raw, so this is the input)."""
+    return _checks.as_key("key_data", keys, allow_batched=True)
+
+
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
+    """The key(s) whose data is `key_bits_array` (a uint32 array of shape (..., 2))."""
+    _check_impl("wrap_key_data", impl if dtype is None else dtype)
+    return _checks.as_key("wrap_key_data", key_bits_array, allow_batched=True)
+
+
+def key_impl(keys) -> str:
+    """The name of the PRNG implementation of `keys`: always 'threefry2x32'."""
+    _checks.as_key("key_impl", keys, allow_batched=True)
+    return _IMPL_NAME
+
+
+def clone(key):
+    """A copy of `key` (keys are immutable values, so this returns it)."""
+    return key

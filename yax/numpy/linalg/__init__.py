@@ -1,0 +1,36 @@
+"""yax.numpy.linalg: NumPy's linear-algebra API on the yax.lax.linalg primitives.
+
+    import yax.numpy as jnp
+    x = jnp.linalg.solve(a, b)
+
+Every function works on batches of matrices in the leading dims, and under jit, grad, jvp and
+vmap. Inputs must be floating or complex (integers raise a DTypeError; convert them first).
+See docs/linalg.md.
+"""
+
+from yax.numpy.linalg._decomp import (  # noqa: F401
+    EighResult,
+    QRResult,
+    SVDResult,
+    cholesky,
+    eigh,
+    eigvalsh,
+    qr,
+    svd,
+)
+from yax.numpy.linalg._norm import norm  # noqa: F401
+from yax.numpy.linalg._solve import (  # noqa: F401
+    SlogdetResult,
+    cond,
+    det,
+    inv,
+    lstsq,
+    matrix_power,
+    matrix_rank,
+    pinv,
+    slogdet,
+    solve,
+)
+
+__all__ = ["cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_power",
+           "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "svd"]

@@ -1,0 +1,102 @@
+"""yax.numpy.linalg.norm: vector norms (any ord) and matrix norms (fro, nuc, +-1, +-2, +-inf)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax import errors
+from yax.numpy._promote import check_arraylike, promote_dtypes_inexact, to_operand
+
+
+def _jnp():
+    import yax.numpy as jnp
+    return jnp
+
+
+def _axes(name, axis, ndim):
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for ax in axes:
+        if not -ndim <= ax < ndim:
+            raise errors.ShapeError(f"{name}: axis {ax} is out of range for rank {ndim}")
+        out.append(int(ax) % ndim)
+    if len(set(out)) != len(out):
+        raise errors.ShapeError(f"{name}: repeated axis in {axes}")
+    return tuple(out)
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    jnp = _jnp()
+    ax = jnp.abs(x)
+    if ord is None or ord == 2:
+        return jnp.sqrt(jnp.sum(jnp.real(x * jnp.conj(x)), axis=axis, keepdims=keepdims))
+    if ord == np.inf:
+        return jnp.max(ax, axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return jnp.min(ax, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return jnp.sum(ax != 0, axis=axis, keepdims=keepdims).astype(ax.dtype)
+    if ord == 1:
+        return jnp.sum(ax, axis=axis, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise errors.YaxError(f"norm: ord {ord!r} is only valid for matrix norms (two axes)")
+    p = float(ord)
+    return jnp.sum(ax ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    jnp = _jnp()
+    r, c = axes
+    if ord is None or ord == "fro":
+        out = jnp.sqrt(jnp.sum(jnp.real(x * jnp.conj(x)), axis=axes))
+    elif ord in (1, -1):
+        red = jnp.max if ord == 1 else jnp.min
+        out = red(jnp.sum(jnp.abs(x), axis=r), axis=c - 1 if c > r else c)
+    elif ord in (np.inf, -np.inf):
+        red = jnp.max if ord == np.inf else jnp.min
+        out = red(jnp.sum(jnp.abs(x), axis=c), axis=r - 1 if r > c else r)
+    elif ord in (2, -2, "nuc"):
+        from yax.numpy.linalg._decomp import svd
+        s = svd(jnp.moveaxis(x, (r, c), (-2, -1)), compute_uv=False)
+        out = {2: lambda: jnp.max(s, axis=-1), -2: lambda: jnp.min(s, axis=-1),
+               "nuc": lambda: jnp.sum(s, axis=-1)}[ord]()
+    else:
+        raise errors.YaxError(f"norm: invalid ord {ord!r} for a matrix norm; use None, 'fro', "
+                              f"'nuc', 1, -1, 2, -2, inf or -inf")
+    if keepdims:
+        out = jnp.expand_dims(out, tuple(sorted(axes)))
+    return out
+
+
+def norm(x, ord=None, axis=None, keepdims: bool = False):
+    """Vector or matrix norm, with NumPy's semantics.
+
+    Args:
+      x: array. ord: the norm order (see numpy.linalg.norm).
+      axis: None (the whole array: a vector norm for 1-D, a matrix norm for 2-D, the
+        flattened 2-norm for ord=None), an int (vector norms) or a pair (matrix norms).
+      keepdims: keep the reduced axes with size 1.
+    Returns:
+      The norm, real.
+
+    Example: `jnp.linalg.norm(x, ord="fro")`.
+    """
+    check_arraylike("norm", x)
+    x, = promote_dtypes_inexact(to_operand(x))
+    jnp = _jnp()
+    x = jnp.asarray(x)
+    if axis is None:
+        if ord is None:
+            flat = jnp.ravel(x)
+            out = _vector_norm(flat, None, 0, False)
+            return jnp.reshape(out, (1,) * x.ndim) if keepdims else out
+        if x.ndim not in (1, 2):
+            raise errors.ShapeError(f"norm: with ord={ord!r} and axis=None the input must be 1-D "
+                                    f"or 2-D, got shape {tuple(x.shape)}; pass axis")
+        axis = tuple(range(x.ndim))
+    axes = _axes("norm", axis, x.ndim)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes[0], keepdims)
+    if len(axes) == 2:
+        return _matrix_norm(x, ord, axes, keepdims)
+    raise errors.ShapeError(f"norm: axis must name one or two axes, got {axis!r}")

@@ -574,7 +574,8 @@ def logaddexp(x1, x2, /):
     x1, x2 = promote_args_inexact("logaddexp", x1, x2)
     big = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
-    out = lax.add(big, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
+    # min - max (not -|x1 - x2|): at x1 == x2 the gradient is 1/2 each, as it should be
+    out = lax.add(big, lax.log1p(lax.exp(lax.sub(lax.min(x1, x2), big))))
     # equal infinities make delta NaN; their sum is the right answer there
     return lax.select(lax.ne(delta, delta), lax.add(x1, x2), out)
 

@@ -22,9 +22,11 @@ from yax.transforms.api import (  # noqa: E402,F401
 from yax.transforms.ad import (  # noqa: E402,F401
     grad, jvp, linear_transpose, linearize, value_and_grad, vjp)
 from yax.transforms.jacobians import hessian, jacfwd, jacrev  # noqa: E402,F401
+from yax.transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: E402,F401
 from yax.transforms.jit import jit  # noqa: E402,F401
 from yax.transforms.vmap import vmap  # noqa: E402,F401
 from yax.transforms.make_jaxpr import make_jaxpr  # noqa: E402,F401
 
 __version__ = "0.1.0"
 from yax import nn, scipy  # noqa: E402,F401
+from yax import ops, tree  # noqa: E402,F401

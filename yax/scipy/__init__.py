@@ -5,3 +5,4 @@
 """
 
 from yax.scipy import special, stats  # noqa: F401
+from yax.scipy import linalg  # noqa: F401,E402

@@ -1,0 +1,242 @@
+"""yax.scipy.linalg: SciPy's linear-algebra API on the yax.lax.linalg primitives.
+
+    import yax.scipy.linalg as sla
+    c = sla.cho_factor(a); x = sla.cho_solve(c, b)
+
+Functions accept batches of matrices in the leading dims (unlike SciPy) and work under jit, grad
+and vmap. `overwrite_*` and `check_finite` are accepted for compatibility and ignored.
+"""
+
+from __future__ import annotations
+
+from yax import errors, lax
+from yax.lax_like import linalg as lax_linalg
+from yax.numpy import linalg as jnp_linalg
+from yax.numpy.linalg._solve import lu_solve_factored
+from yax.numpy.linalg._util import C, as_matrix, as_matrix_pair, broadcast_batch_dims
+from yax.primitives.linalg.lu import lu_pivots_to_permutation, permutation_matrix
+
+__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu",
+           "lu_factor", "lu_solve", "qr", "solve", "solve_triangular", "svd"]
+
+
+def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """Cholesky factor of Hermitian positive definite a: upper U (a = U^H U) by default, as
+    SciPy does, or lower L (a = L L^H). NaN for matrices that are not positive definite."""
+    del overwrite_a, check_finite
+    return jnp_linalg.cholesky(a, upper=not lower)
+
+
+def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """(c, lower) for cho_solve. Unlike SciPy, the unused triangle of c is zero."""
+    return cholesky(a, lower=lower, overwrite_a=overwrite_a, check_finite=check_finite), lower
+
+
+def _columns(name: str, a, b):
+    """b (n,) -> (n, 1) or (..., n, k), batch dims broadcast with a's; returns a restore fn."""
+    n = a.shape[-1]
+    vector = b.ndim == 1
+    if vector:
+        b = lax.reshape(b, (b.shape[0], 1))
+    if b.ndim < 2 or b.shape[-2] != n:
+        raise errors.ShapeError(f"{name}: a {a.aval.str_short()} and b {b.aval.str_short()} do "
+                                f"not fit: b must be (n,) or (..., n, k) with n = {n}")
+    a, b = broadcast_batch_dims(name, a, b)
+
+    def restore(x):
+        return lax.reshape(x, tuple(x.shape[:-1])) if vector else x
+    return a, b, restore
+
+
+def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = True):
+    """Solve a x = b given cho_factor(a) = (c, lower)."""
+    del overwrite_b, check_finite
+    c, lower = c_and_lower
+    c, b = as_matrix_pair("cho_solve", c, b)
+    c, b, restore = _columns("cho_solve", c, b)
+    # a = L L^H: solve L y = b then L^H x = y (with U = L^H when upper)
+    y = lax_linalg.triangular_solve(c, b, left_side=True, lower=lower, transpose_a=not lower,
+                                    conjugate_a=not lower)
+    x = lax_linalg.triangular_solve(c, y, left_side=True, lower=lower, transpose_a=lower,
+                                    conjugate_a=lower)
+    return restore(x)
+
+
+_TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
+
+
+def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False,
+                     overwrite_b: bool = False, debug=None, check_finite: bool = True):
+    """Solve op(a) x = b for triangular a; op = identity, transpose (trans=1 or 'T') or
+    conjugate transpose (2 or 'C'). Only the `lower` (or upper) triangle of a is read."""
+    del overwrite_b, debug, check_finite
+    if trans not in _TRANS:
+        raise errors.YaxError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got "
+                              f"{trans!r}")
+    t = _TRANS[trans]
+    a, b = as_matrix_pair("solve_triangular", a, b)
+    a, b, restore = _columns("solve_triangular", a, b)
+    x = lax_linalg.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=t > 0,
+                                    conjugate_a=t == 2, unit_diagonal=unit_diagonal)
+    return restore(x)
+
+
+def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
+    """(lu, piv) as LAPACK getrf gives them (0-based pivots), for lu_solve."""
+    del overwrite_a, check_finite
+    a = as_matrix("lu_factor", a)
+    lu_, piv, _ = lax_linalg.lu(a)
+    return lu_, piv
+
+
+def lu_solve(lu_and_piv, b, trans=0, overwrite_b: bool = False, check_finite: bool = True):
+    """Solve op(a) x = b given lu_factor(a); trans as in solve_triangular."""
+    del overwrite_b, check_finite
+    lu_, piv = lu_and_piv
+    lu_, b = as_matrix_pair("lu_solve", lu_, b)
+    if trans not in _TRANS:
+        raise errors.YaxError(f"lu_solve: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
+    perm = lu_pivots_to_permutation(piv, lu_.shape[-1])
+    lu_, b, restore = _columns("lu_solve", lu_, b)
+    if tuple(perm.shape[:-1]) != tuple(lu_.shape[:-2]):
+        perm = lax.broadcast_in_dim(perm, tuple(lu_.shape[:-1]),
+                                    tuple(range(lu_.ndim - 1 - perm.ndim, lu_.ndim - 1)))
+    return restore(lu_solve_factored(lu_, perm, b, _TRANS[trans]))
+
+
+def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """a = p @ l @ u with p a permutation matrix, l (m, k) unit lower, u (k, n) upper.
+
+    Returns (p, l, u), or (p @ l, u) with permute_l."""
+    del overwrite_a, check_finite
+    a = as_matrix("lu", a)
+    lu_, _, perm = lax_linalg.lu(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = tuple(a.shape[:-2])
+    l_ = lax.slice(lu_, (0,) * a.ndim, batch + (m, k))
+    l_ = lax.add(C.tril(l_, -1), C.eye_like(l_))
+    u_ = C.triu(lax.slice(lu_, (0,) * a.ndim, batch + (k, n)))
+    p = C.mT(permutation_matrix(perm, a.dtype))
+    if permute_l:
+        return C.matmul(p, l_), u_
+    return p, l_, u_
+
+
+def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
+          check_finite: bool = True, assume_a: str = "gen"):
+    """Solve a x = b. assume_a='pos' uses a Cholesky factorisation (reading the `lower` or upper
+    triangle); 'gen', 'sym' and 'her' use LU."""
+    del overwrite_a, overwrite_b, check_finite
+    if assume_a in ("pos", "positive definite"):
+        a, b = as_matrix_pair("solve", a, b)
+        c = lax_linalg.cholesky(C.hermitian_part_of_triangle(a, lower),
+                                symmetrize_input=False)
+        return cho_solve((c, True), b)
+    if assume_a not in ("gen", "general", "sym", "symmetric", "her", "hermitian"):
+        raise errors.YaxError(f"solve: assume_a must be 'gen', 'sym', 'her' or 'pos', got "
+                              f"{assume_a!r}")
+    return jnp_linalg.solve(a, b)
+
+
+def inv(a, overwrite_a: bool = False, check_finite: bool = True):
+    """The inverse of square matrices."""
+    del overwrite_a, check_finite
+    return jnp_linalg.inv(a)
+
+
+def det(a, overwrite_a: bool = False, check_finite: bool = True):
+    """Determinants of square matrices, from the LU factorisation."""
+    del overwrite_a, check_finite
+    return jnp_linalg.det(a)
+
+
+def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a: bool = False,
+         overwrite_b: bool = False, type: int = 1, check_finite: bool = True,  # noqa: A002
+         subset_by_index=None, subset_by_value=None, driver=None):
+    """Eigenvalues w (ascending) and eigenvectors v of a Hermitian matrix: (w, v), or w with
+    eigvals_only. Only the `lower` (or upper) triangle is read, as in SciPy. The generalized
+    problem (b) and subsets are not supported."""
+    del overwrite_a, overwrite_b, check_finite, driver
+    if b is not None or subset_by_index is not None or subset_by_value is not None or type != 1:
+        raise errors.NotImplementedRuleError(
+            "scipy.linalg.eigh: the generalized problem (b=...) and subset selection are not "
+            "implemented")
+    w, v = jnp_linalg.eigh(a, UPLO="L" if lower else "U", symmetrize_input=False)
+    return w if eigvals_only else (w, v)
+
+
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
+        check_finite: bool = True, lapack_driver: str = "gesdd"):
+    """(u, s, vh) with a = u @ diag(s) @ vh, or s when compute_uv is False."""
+    del overwrite_a, check_finite, lapack_driver
+    out = jnp_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    return out if not compute_uv else tuple(out)
+
+
+def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: bool = False,
+       check_finite: bool = True):
+    """QR: mode 'full' (q (m, m)), 'economic' (q (m, k)) or 'r' (returns (r,))."""
+    del overwrite_a, lwork, check_finite
+    if pivoting:
+        raise errors.NotImplementedRuleError("scipy.linalg.qr: pivoting=True is not implemented")
+    if mode not in ("full", "economic", "r"):
+        raise errors.YaxError(f"qr: mode must be 'full', 'economic' or 'r', got {mode!r}")
+    a = as_matrix("qr", a)
+    q, r = lax_linalg.qr(a, full_matrices=(mode != "economic"))
+    return (r,) if mode == "r" else (q, r)
+
+
+# Pade(13) numerator coefficients and the 1-norm below which it is accurate to double precision
+# without squaring (Higham, "The scaling and squaring method for the matrix exponential
+# revisited", 2005).
+_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
+           129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
+           40840800., 960960., 16380., 182., 1.)
+_THETA13 = 5.371920351148152
+MAX_SQUARINGS = 20  # inputs with 1-norm up to theta * 2**20; beyond that exp(a) overflows anyway
+
+
+def _pade13(a):
+    """(U, V): the odd and even parts of the Pade(13) approximant's numerator."""
+    b = _PADE13
+    eye = C.eye_like(a)
+    a2 = C.matmul(a, a)
+    a4 = C.matmul(a2, a2)
+    a6 = C.matmul(a4, a2)
+
+    def comb(*pairs):
+        out = None
+        for coef, m in pairs:
+            term = lax.mul(m, coef)
+            out = term if out is None else lax.add(out, term)
+        return out
+    u = C.matmul(a, lax.add(C.matmul(a6, comb((b[13], a6), (b[11], a4), (b[9], a2))),
+                            comb((b[7], a6), (b[5], a4), (b[3], a2), (b[1], eye))))
+    v = lax.add(C.matmul(a6, comb((b[12], a6), (b[10], a4), (b[8], a2))),
+                comb((b[6], a6), (b[4], a4), (b[2], a2), (b[0], eye)))
+    return u, v
+
+
+def expm(A, *, upper_triangular: bool = False, max_squarings: int = MAX_SQUARINGS):
+    """The matrix exponential of square matrices (..., n, n): Pade(13) with scaling and squaring.
+
+    The number of squarings s = ceil(log2(|A|_1 / 5.37)) is computed from the data; the squaring
+    loop runs `max_squarings` masked steps so that it is reverse-differentiable and batchable.
+    """
+    del upper_triangular
+    import yax.numpy as jnp
+
+    a = as_matrix("expm", A, square=True)
+    norm1 = lax.stop_gradient(jnp.linalg.norm(a, 1, axis=(-2, -1)))
+    real_t = C.real_dtype(a.dtype)
+    s = jnp.clip(jnp.ceil(jnp.log2(norm1 / _THETA13)), 0, max_squarings).astype(real_t)
+    scale = jnp.exp2(-s).astype(a.dtype)[..., None, None]
+    u, v = _pade13(a * scale)
+    r = jnp_linalg.solve(lax.sub(v, u), lax.add(v, u))
+
+    def square(i, x):
+        more = lax.lt(lax.convert_element_type(i, real_t), s)
+        more = lax.broadcast_in_dim(more, tuple(x.shape), tuple(range(more.ndim)))
+        return lax.select(more, C.matmul(x, x), x)
+    return lax.fori_loop(0, max_squarings, square, r)

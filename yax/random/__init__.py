@@ -14,4 +14,22 @@ from yax.random.continuous import (  # noqa: F401
     truncated_normal,
     uniform,
 )
-from yax.random.keys import PRNGKey, clone, fold_in, key, key_data, key_impl, split, wrap_key_data  # noqa: F401
+from yax.random.discrete import (  # noqa: F401
+    bernoulli,
+    bits,
+    categorical,
+    choice,
+    permutation,
+    randint,
+    shuffle,
+)
+from yax.random.keys import (  # noqa: F401
+    PRNGKey,
+    clone,
+    fold_in,
+    key,
+    key_data,
+    key_impl,
+    split,
+    wrap_key_data,
+)

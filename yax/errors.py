@@ -144,6 +144,16 @@ class WhileLoopReverseModeError(YaxError, NotImplementedError):
     """grad/vjp/linearize through `while_loop`, whose trip count is only known at run time."""
 
 
+class CustomDerivativeError(YaxError, TypeError):
+    """A custom_jvp/custom_vjp rule returned the wrong structure, shape or dtype, or the function
+    closes over a value that is being differentiated."""
+
+
+class CustomVJPForwardModeWarning(UserWarning):
+    """jvp of a custom_vjp function whose bwd is not linear: the primal function is differentiated
+    instead."""
+
+
 class JaxprTypeError(YaxError):
     """An internal invariant of a jaxpr is broken (a yax bug, found by YAX_CHECKS=1)."""
 

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from yax.interpreters.ad_util import Zero, add_tangents, instantiate
 from yax.primitives._lax import lax
 
@@ -52,10 +54,12 @@ def unbroadcast(ct, aval):
     """Sum `ct` to `aval`'s shape when the operand was an implicitly broadcast scalar."""
     if ct is None or type(ct) is Zero:
         return ct
-    if tuple(ct.shape) == aval.shape:
+    aval_ct = getattr(ct, "aval", None)  # typed scalars have an aval but no .shape
+    shape = aval_ct.shape if aval_ct is not None else np.shape(ct)
+    if shape == aval.shape:
         return ct
-    assert aval.shape == (), (ct.shape, aval)
-    return lax.reduce_sum(ct, tuple(range(len(ct.shape))))
+    assert aval.shape == (), (shape, aval)
+    return lax.reduce_sum(ct, tuple(range(len(shape))))
 
 
 def broadcast_batcher(prim):

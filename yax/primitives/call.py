@@ -51,10 +51,15 @@ def compile_closed_jaxpr(jaxpr, *, donated=()) -> executable.Executable:
     return exe
 
 
-def _pjit_impl(*arrays, jaxpr, name):
+def run_closed_jaxpr(jaxpr, arrays) -> list:
+    """Compile (once) and run a const-free closed jaxpr on concrete Arrays."""
     exe = compile_closed_jaxpr(jaxpr)
     bufs = exe([a.buffer for a in arrays])
     return [Array(b, aval) for b, aval in zip(bufs, jaxpr.out_avals, strict=True)]
+
+
+def _pjit_impl(*arrays, jaxpr, name):
+    return run_closed_jaxpr(jaxpr, arrays)
 
 
 pjit_p.abstract_eval = _pjit_abstract_eval

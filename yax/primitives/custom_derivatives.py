@@ -1,0 +1,386 @@
+"""Functions with user-defined derivatives: `custom_jvp_call`, `custom_vjp_call`, `custom_vjp_lin`.
+
+All three hold a sub-program (a const-free closed jaxpr) that says what they compute; evaluation
+and lowering just run it. Their derivative rules call *flat* Python functions prepared by
+`yax.transforms.custom_derivatives` (which handles pytrees and checks the user's outputs):
+
+  custom_jvp_call(*consts, *args; call_jaxpr, rule)     jvp: rule.jvp(primals, tangents)
+  custom_vjp_call(*consts, *args; call_jaxpr, rule)     jvp: outs, res = rule.fwd(args), then
+                                                         tangents_out = custom_vjp_lin(res, t)
+  custom_vjp_lin(*res, *tangents; rule, res_tree, ...)  transpose: rule.bwd(res, cts)
+
+`custom_vjp_lin` is linear in its tangents; reverse mode transposes it with the user's `bwd`.
+Forward mode (which JAX refuses) evaluates it as the transpose of `bwd`, which is exactly
+J @ t when `bwd` is linear in the cotangent as a VJP must be; when `bwd` is not transposable
+(e.g. it clips the cotangent by its norm) forward mode differentiates the primal function
+instead and warns. Values the custom function closes over must not carry derivatives: the
+user's rules cannot see them, so a nonzero tangent there is an error, never a silent zero.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax import errors
+from yax.core.dtypes import is_inexact
+from yax.core.primitive import Primitive
+from yax.core.trace import bind
+from yax.interpreters import lowering
+from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
+from yax.interpreters.batching import axis_size_of, batch_jaxpr, move_batch_axis, vmap_flat
+from yax.interpreters.eval_jaxpr import eval_jaxpr
+from yax.interpreters.jvp import jvp_flat
+from yax.interpreters.rule_cache import cached
+from yax.interpreters.staging import closure_convert, trace_to_jaxpr
+from yax.interpreters.transpose import is_undefined, transpose_jaxpr
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_vjp_lin_p = Primitive("custom_vjp_lin", multiple_results=True)
+
+
+# --- shared: a primitive that computes its `call_jaxpr` -------------------------------------------
+
+def _call_abstract_eval(*avals, call_jaxpr, **_):
+    return list(call_jaxpr.out_avals)
+
+
+def _call_impl(*arrays, call_jaxpr, **_):
+    from yax.primitives.call import run_closed_jaxpr
+    return run_closed_jaxpr(call_jaxpr, arrays)
+
+
+def _call_lower(ctx, *args, call_jaxpr, **_):
+    return lowering.call_function(ctx.module_ctx, call_jaxpr, "custom_call", list(args))
+
+
+def _check_closure_tangents(tangents, num_consts: int, what: str) -> None:
+    if any(type(t) is not Zero for t in tangents[:num_consts]):
+        raise errors.CustomDerivativeError(
+            f"{what}: the function closes over a value that is being differentiated; its custom "
+            f"rule cannot see that value, so its derivative would be wrong. Pass the value as an "
+            f"argument of the custom function instead of capturing it.")
+
+
+def _tangent_or_float0(t, aval):
+    if type(t) is not Zero:
+        return t
+    if is_inexact(aval.dtype):
+        return instantiate(t)
+    return np.zeros(aval.shape, float0)
+
+
+def _all_batched(args, dims, size):
+    """Move every operand's batch axis to 0 (broadcasting unbatched ones): the batched rules
+    then vmap the user's functions with in_axes=0 everywhere. Broadcasting is transposed to a
+    sum, so cotangents of values that were not batched come out right."""
+    return [move_batch_axis(a, d, 0, size) for a, d in zip(args, dims, strict=True)]
+
+
+# --- custom_jvp_call --------------------------------------------------------------------------
+
+class JVPRule:
+    """The user's JVP as a flat function `jvp(primals, tangents) -> (primals_out, tangents_out)`
+    (hashable by identity, so it can be a primitive param)."""
+
+    def __init__(self, jvp, name: str):
+        self.jvp, self.name = jvp, name
+
+    def __repr__(self):
+        return f"<jvp rule of {self.name}>"
+
+
+def _custom_jvp_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
+    _check_closure_tangents(tangents, num_consts, f"custom_jvp {rule.name}")
+    args = primals[num_consts:]
+    ts = [_tangent_or_float0(t, a) for t, a in
+          zip(tangents[num_consts:], call_jaxpr.in_avals[num_consts:], strict=True)]
+    outs, t_outs = rule.jvp(list(args), ts)
+    t_outs = [Zero(tangent_aval(a)) if not is_inexact(a.dtype) else t
+              for t, a in zip(t_outs, call_jaxpr.out_avals, strict=True)]
+    return outs, t_outs
+
+
+def _batched_call(call_jaxpr, size):
+    """`call_jaxpr` batched along axis 0 of every input and output: (const-free jaxpr, consts)."""
+    n_in, n_out = len(call_jaxpr.in_avals), len(call_jaxpr.out_avals)
+    return cached(("custom_call_batch", call_jaxpr, size),
+                  lambda: closure_convert(batch_jaxpr(call_jaxpr, size, [0] * n_in,
+                                                      [0] * n_out)[0]),
+                  lambda v: v[1])
+
+
+def _custom_jvp_batch(args, dims, *, call_jaxpr, rule, num_consts):
+    size = axis_size_of(args, dims)
+    args = _all_batched(args, dims, size)
+    batched, consts = _batched_call(call_jaxpr, size)
+    outs = bind(custom_jvp_call_p, *consts, *args, call_jaxpr=batched,
+                rule=_batched_jvp_rule(rule, size, len(call_jaxpr.out_avals)),
+                num_consts=len(consts) + num_consts)
+    return outs, [0] * len(outs)
+
+
+def _batched_jvp_rule(rule: JVPRule, size: int, n_out: int) -> JVPRule:
+    def make():
+        def batched_jvp(primals, tangents):
+            n = len(primals)
+
+            def flat(*xs):
+                p, t = rule.jvp(list(xs[:n]), list(xs[n:]))
+                return [*p, *[instantiate(x) for x in t]]
+            outs, out_dims = vmap_flat(flat, [*primals, *tangents], [0] * (2 * n), size)
+            outs = [move_batch_axis(o, d, 0, size) for o, d in zip(outs, out_dims)]
+            return outs[:n_out], outs[n_out:]
+        return JVPRule(batched_jvp, f"vmap({rule.name})")
+    return cached(("custom_jvp_rule_batch", rule, size), make, lambda v: [])
+
+
+custom_jvp_call_p.abstract_eval = _call_abstract_eval
+custom_jvp_call_p.impl = _call_impl
+custom_jvp_call_p.lower = _call_lower
+custom_jvp_call_p.jvp = _custom_jvp_jvp
+custom_jvp_call_p.batch = _custom_jvp_batch
+
+
+# --- custom_vjp_call --------------------------------------------------------------------------
+
+class VJPRule:
+    """The user's fwd/bwd as flat functions:
+      fwd(args) -> (outs, residuals, res_tree)
+      bwd(res_tree, residuals, cts) -> one cotangent (or None for zero) per argument
+    `call_jaxpr` is the primal program (const-free, consts leading, `num_consts` of them)."""
+
+    def __init__(self, fwd, bwd, name: str):
+        self.fwd, self.bwd, self.name = fwd, bwd, name
+
+    def __repr__(self):
+        return f"<fwd/bwd rules of {self.name}>"
+
+
+def _custom_vjp_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
+    _check_closure_tangents(tangents, num_consts, f"custom_vjp {rule.name}")
+    consts, args = primals[:num_consts], list(primals[num_consts:])
+    outs, res, res_tree = rule.fwd(args)
+    arg_avals = call_jaxpr.in_avals[num_consts:]
+    diff = tuple(is_inexact(a.dtype) for a in arg_avals)
+    ts = [instantiate(t) for t, d in zip(tangents[num_consts:], diff, strict=True) if d]
+    if not any(type(t) is not Zero for t, d in zip(tangents[num_consts:], diff) if d):
+        return outs, [Zero(tangent_aval(a)) for a in call_jaxpr.out_avals]
+    mode = _forward_mode(rule, res_tree, [_aval(r) for r in res], call_jaxpr, diff)
+    primal_operands = [*consts, *args] if mode == "primal" else []
+    t_outs = bind(custom_vjp_lin_p, *primal_operands, *res, *ts, rule=rule, res_tree=res_tree,
+                  call_jaxpr=call_jaxpr, num_consts=num_consts, num_res=len(res), diff=diff,
+                  mode=mode)
+    it = iter(t_outs)
+    return outs, [next(it) if is_inexact(a.dtype) else Zero(tangent_aval(a))
+                  for a in call_jaxpr.out_avals]
+
+
+def _aval(x):
+    from yax.core.avals import aval_of_value
+    return getattr(x, "aval", None) or aval_of_value(x)
+
+
+def _custom_vjp_batch(args, dims, *, call_jaxpr, rule, num_consts):
+    size = axis_size_of(args, dims)
+    args = _all_batched(args, dims, size)
+    batched, consts = _batched_call(call_jaxpr, size)
+    outs = bind(custom_vjp_call_p, *consts, *args, call_jaxpr=batched,
+                rule=_batched_vjp_rule(rule, size, len(call_jaxpr.out_avals)),
+                num_consts=len(consts) + num_consts)
+    return outs, [0] * len(outs)
+
+
+def _batched_vjp_rule(rule: VJPRule, size: int, n_out: int) -> VJPRule:
+    """fwd and bwd vmapped over axis 0 of everything they take and return (cached per rule, so
+    repeated applications reuse the same rule object and hit the compile caches)."""
+    return cached(("custom_vjp_rule_batch", rule, size),
+                  lambda: _make_batched_vjp_rule(rule, size, n_out), lambda v: [])
+
+
+def _make_batched_vjp_rule(rule: VJPRule, size: int, n_out: int) -> VJPRule:
+    box = {}
+
+    def fwd(args):
+        def flat(*xs):
+            outs, res, res_tree = rule.fwd(list(xs))
+            box["res_tree"] = res_tree
+            return [*outs, *res]
+        outs, out_dims = vmap_flat(flat, list(args), [0] * len(args), size)
+        outs = [move_batch_axis(o, d, 0, size) for o, d in zip(outs, out_dims)]
+        return outs[:n_out], outs[n_out:], ("batched", box["res_tree"])
+
+    def bwd(res_tree, res, cts):
+        inner_tree = res_tree[1]
+        n_in = [None]
+
+        def flat(*xs):
+            cts_in = rule.bwd(inner_tree, list(xs[:len(res)]), list(xs[len(res):]))
+            n_in[0] = [c is not None for c in cts_in]
+            return [c for c in cts_in if c is not None]
+        outs, out_dims = vmap_flat(flat, [*res, *cts], [0] * (len(res) + len(cts)), size)
+        it = iter(move_batch_axis(o, d, 0, size) for o, d in zip(outs, out_dims))
+        return [next(it) if present else None for present in n_in[0]]
+    return VJPRule(fwd, bwd, f"vmap({rule.name})")
+
+
+custom_vjp_call_p.abstract_eval = _call_abstract_eval
+custom_vjp_call_p.impl = _call_impl
+custom_vjp_call_p.lower = _call_lower
+custom_vjp_call_p.jvp = _custom_vjp_jvp
+custom_vjp_call_p.batch = _custom_vjp_batch
+
+
+# --- custom_vjp_lin: the linear map whose transpose is the user's bwd -------------------------
+
+def _lin_split(operands, *, num_consts, call_jaxpr, num_res, mode):
+    n_primal = len(call_jaxpr.in_avals) if mode == "primal" else 0
+    return (operands[:n_primal], operands[n_primal:n_primal + num_res],
+            operands[n_primal + num_res:])
+
+
+def _lin_abstract_eval(*avals, call_jaxpr, **_):
+    return [tangent_aval(a) for a in call_jaxpr.out_avals if is_inexact(a.dtype)]
+
+
+def _full_cts(cts, call_jaxpr):
+    """Cotangents for every output (float0 zeros for the non-differentiable ones)."""
+    it, full = iter(cts), []
+    for a in call_jaxpr.out_avals:
+        if is_inexact(a.dtype):
+            c = next(it)
+            full.append(instantiate(c) if type(c) is Zero else c)
+        else:
+            full.append(np.zeros(a.shape, float0))
+    return full
+
+
+def _lin_transpose(cts, *operands, rule, res_tree, call_jaxpr, num_consts, num_res, diff, mode):
+    primals, res, tangents = _lin_split(operands, num_consts=num_consts, call_jaxpr=call_jaxpr,
+                                        num_res=num_res, mode=mode)
+    assert not any(is_undefined(r) for r in res), "custom_vjp residuals must be known"
+    cts_in = rule.bwd(res_tree, list(res), _full_cts(cts, call_jaxpr))
+    diff_cts = [c for c, d in zip(cts_in, diff, strict=True) if d]
+    out_ct = [ct if is_undefined(t) else None for ct, t in zip(diff_cts, tangents, strict=True)]
+    return [None] * (len(primals) + len(res)) + out_ct
+
+
+def _forward_jaxpr(operand_avals, *, rule, res_tree, call_jaxpr, num_consts, num_res, diff, mode):
+    """The forward (tangent-in -> tangent-out) program of a custom_vjp_lin application."""
+    def make():
+        if mode == "transpose":
+            return _transposed_bwd(rule, res_tree, operand_avals[:num_res], call_jaxpr, diff)
+        return _primal_jvp(call_jaxpr, num_consts, diff)
+    return cached(("custom_vjp_forward", rule, res_tree, tuple(operand_avals), mode), make,
+                  lambda v: v.consts)
+
+
+def _bwd_jaxpr(rule, res_tree, res_avals, call_jaxpr, diff):
+    """bwd traced with (residuals..., cotangents of the differentiable outputs...) as inputs and
+    the differentiable arguments' cotangents (zeros where bwd returned None) as outputs."""
+    arg_avals = call_jaxpr.in_avals[len(call_jaxpr.in_avals) - len(diff):]
+    ct_avals = [tangent_aval(a) for a in call_jaxpr.out_avals if is_inexact(a.dtype)]
+    n_res = len(res_avals)
+
+    def fun(*xs):
+        cts_in = rule.bwd(res_tree, list(xs[:n_res]), _full_cts(xs[n_res:], call_jaxpr))
+        return [instantiate(Zero(tangent_aval(a))) if c is None else c
+                for c, a, d in zip(cts_in, arg_avals, diff, strict=True) if d]
+    return trace_to_jaxpr(fun, [*res_avals, *ct_avals], name="custom_vjp_bwd")
+
+
+def _transposed_bwd(rule, res_tree, res_avals, call_jaxpr, diff):
+    bwd = _bwd_jaxpr(rule, res_tree, res_avals, call_jaxpr, diff)
+    n_res = len(res_avals)
+    mask = [False] * n_res + [True] * (len(bwd.in_avals) - n_res)
+    return transpose_jaxpr(bwd, mask)
+
+
+def _primal_jvp(call_jaxpr, num_consts, diff):
+    n_in = len(call_jaxpr.in_avals)
+
+    def fun(*xs):
+        primals, it = list(xs[:n_in]), iter(xs[n_in:])
+        tangents = [Zero(tangent_aval(a)) if i < num_consts or not diff[i - num_consts]
+                    else next(it) for i, a in enumerate(call_jaxpr.in_avals)]
+        _, t_out = jvp_flat(lambda *p: eval_jaxpr(call_jaxpr.jaxpr, [], p), primals, tangents)
+        return [instantiate(t) for t, a in zip(t_out, call_jaxpr.out_avals) if is_inexact(a.dtype)]
+    t_avals = [tangent_aval(a) for a, d in zip(call_jaxpr.in_avals[num_consts:], diff) if d]
+    return trace_to_jaxpr(fun, [*call_jaxpr.in_avals, *t_avals], name="custom_vjp_primal_jvp")
+
+
+def _forward_mode(rule, res_tree, res_avals, call_jaxpr, diff) -> str:
+    """'transpose' when bwd transposes (it is linear in the cotangent), else 'primal'."""
+    def make():
+        try:
+            _transposed_bwd(rule, res_tree, res_avals, call_jaxpr, diff)
+            return "transpose"
+        except (errors.NotImplementedRuleError, ValueError, TypeError, AssertionError):
+            return "primal"
+    return cached(("custom_vjp_mode", rule, res_tree, tuple(res_avals)), make, lambda v: [])
+
+
+def _warn_if_primal(rule, mode) -> None:
+    if mode == "primal":
+        errors.warn_at_user_line(
+            f"forward-mode differentiation (jvp/jacfwd) of custom_vjp function {rule.name}: its "
+            f"bwd is not linear in the cotangent (e.g. it clips or normalises it), so there is no "
+            f"forward rule to derive from it; differentiating the primal function instead. "
+            f"Reverse mode (grad/vjp) still uses bwd.", errors.CustomVJPForwardModeWarning)
+
+
+def _forward_operands(operands, params):
+    primals, res, tangents = _lin_split(operands, num_consts=params["num_consts"],
+                                        call_jaxpr=params["call_jaxpr"],
+                                        num_res=params["num_res"], mode=params["mode"])
+    return [*primals, *tangents] if params["mode"] == "primal" else [*res, *tangents]
+
+
+def _lin_eval(operands, params):
+    """Forward evaluation: run the forward program under the current trace."""
+    ops = _forward_operands(list(operands), params)
+    fwd = _forward_jaxpr([_aval(o) for o in ops], **params)
+    _warn_if_primal(params["rule"], params["mode"])
+    return eval_jaxpr(fwd.jaxpr, fwd.consts, ops)
+
+
+def _lin_impl(*arrays, **params):
+    from yax.core.trace import use_trace
+    from yax.interpreters.eager import EVAL_TRACE
+    with use_trace(EVAL_TRACE):
+        return _lin_eval(arrays, params)
+
+
+def _lin_lower(ctx, *args, **params):
+    ops = _forward_operands(list(zip(args, ctx.avals_in)), params)
+    fwd = _forward_jaxpr([a for _, a in ops], **params)
+    _warn_if_primal(params["rule"], params["mode"])
+    return lowering.call_function(ctx.module_ctx, fwd, "custom_vjp_forward", [v for v, _ in ops])
+
+
+def _lin_jvp(primals, tangents, **params):
+    outs, t_outs = jvp_flat(lambda *xs: _lin_eval(xs, params), list(primals), list(tangents))
+    return outs, t_outs
+
+
+def _lin_batch(args, dims, *, rule, res_tree, call_jaxpr, num_consts, num_res, diff, mode):
+    """Batched with a vmapped bwd, so the result still transposes with the user's rule."""
+    size = axis_size_of(args, dims)
+    args = _all_batched(args, dims, size)
+    n_out = len(call_jaxpr.out_avals)
+    batched, consts = _batched_call(call_jaxpr, size)
+    primals = args[:len(call_jaxpr.in_avals)] if mode == "primal" else []
+    rest = args[len(primals):]
+    outs = bind(custom_vjp_lin_p, *([*consts, *primals] if mode == "primal" else []), *rest,
+                rule=_batched_vjp_rule(rule, size, n_out), res_tree=("batched", res_tree),
+                call_jaxpr=batched, num_consts=num_consts + len(consts), num_res=num_res,
+                diff=diff, mode=mode)
+    return outs, [0] * len(outs)
+
+
+custom_vjp_lin_p.abstract_eval = _lin_abstract_eval
+custom_vjp_lin_p.impl = _lin_impl
+custom_vjp_lin_p.lower = _lin_lower
+custom_vjp_lin_p.jvp = _lin_jvp
+custom_vjp_lin_p.transpose = _lin_transpose
+custom_vjp_lin_p.batch = _lin_batch

@@ -1,0 +1,342 @@
+"""`custom_jvp` and `custom_vjp`: functions whose derivatives the user supplies.
+
+    @yax.custom_jvp
+    def f(x): ...
+    @f.defjvp
+    def f_jvp(primals, tangents): return f(*primals), tangent_out
+
+    @yax.custom_vjp
+    def g(x): ...
+    def g_fwd(x): return g(x), residuals
+    def g_bwd(residuals, ct): return (ct_x,)
+    g.defvjp(g_fwd, g_bwd)
+
+Called with no transformation active, the function just runs. Under one, it is traced to a
+jaxpr (what it computes) and bound as a `custom_jvp_call`/`custom_vjp_call` primitive whose rules
+call the user's functions through the flat wrappers built here, which also check what the user's
+rules return. `nondiff_argnums` arguments are passed to the rules first (as in JAX) and get no
+derivative; they are usually functions or other static values.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from yax import errors, tree_util
+from yax.core import dtypes
+from yax.core.avals import TypedScalar, aval_of_value
+from yax.core.trace import Tracer, bind, current_trace
+from yax.interpreters.ad_util import float0, tangent_aval
+from yax.interpreters.eager import EVAL_TRACE, to_array
+from yax.interpreters.staging import closure_convert, trace_to_jaxpr
+from yax.lax_like._util import as_operand, describe_function
+from yax.primitives.custom_derivatives import JVPRule, VJPRule, custom_jvp_call_p, custom_vjp_call_p
+from yax.transforms._args import canonical_leaf, normalize_argnums
+
+__all__ = ["custom_jvp", "custom_vjp"]
+
+
+class _CustomFunction:
+    """What custom_jvp and custom_vjp share: argument splitting, tracing, caching."""
+
+    kind = "custom function"
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = normalize_argnums(nondiff_argnums)
+        self._signature = _signature_or_none(fun)
+        self._cache: dict = {}
+
+    @property
+    def _name(self) -> str:
+        return describe_function(self.fun)
+
+    def _positional(self, args, kwargs) -> tuple:
+        if not kwargs:
+            return args
+        if self._signature is None:
+            raise TypeError(f"{self.kind} {self._name}: keyword arguments need a function "
+                            f"with an inspectable signature; pass them positionally")
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return bound.args
+
+    def _split(self, args):
+        nondiff = tuple(i % len(args) for i in self.nondiff_argnums if -len(args) <= i < len(args))
+        static = tuple((i, args[i]) for i in nondiff)
+        diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
+        return static, diff_args
+
+    def _merge(self, static, diff_args):
+        full, it = [], iter(diff_args)
+        positions = dict(static)
+        for i in range(len(static) + len(diff_args)):
+            full.append(positions[i] if i in positions else next(it))
+        return full
+
+    def __call__(self, *args, **kwargs):
+        args = self._positional(args, kwargs)
+        self._check_defined()
+        if current_trace() is EVAL_TRACE and not any(isinstance(a, Tracer) for a in
+                                                     tree_util.tree_leaves(args)):
+            return self.fun(*args)  # nothing to differentiate: just run it
+        static, diff_args = self._split(args)
+        leaves, in_tree = tree_util.tree_flatten(diff_args)
+        leaves = [canonical_leaf(x) for x in leaves]
+        avals = tuple(aval_of_value(x) for x in leaves)
+        entry = self._traced(static, in_tree, avals)
+        call_jaxpr, consts, out_tree, rule = entry
+        outs = bind(self._primitive, *consts, *leaves, call_jaxpr=call_jaxpr, rule=rule,
+                    num_consts=len(consts))
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    def _traced(self, static, in_tree, avals):
+        """(call_jaxpr, consts, out_tree, rule), cached when nothing traced was captured."""
+        key = (_hashable_or_none(static), in_tree, avals, dtypes.canonicalize(np.float64))
+        hit = self._cache.get(key) if key[0] is not None else None
+        if hit is not None:
+            return hit
+        box = []
+
+        def flat(*xs):
+            out = self.fun(*self._merge(static, tree_util.tree_unflatten(in_tree, list(xs))))
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            box.append(out_tree)
+            return [as_operand(o) for o in out_leaves]
+        closed = trace_to_jaxpr(flat, list(avals), name=getattr(self.fun, "__name__", "custom"))
+        call_jaxpr, consts = closure_convert(closed)
+        out_tree = box[0]
+        rule = self._make_rule(static, in_tree, avals, out_tree, call_jaxpr, len(consts))
+        entry = (call_jaxpr, consts, out_tree, rule)
+        if key[0] is not None and not any(isinstance(c, Tracer) for c in consts):
+            self._cache[key] = entry
+        return entry
+
+    def _static_values(self, static) -> list:
+        return [v for _, v in static]
+
+
+class custom_jvp(_CustomFunction):
+    """A function with a user-supplied forward-mode derivative (reverse mode transposes it).
+
+    Args:
+      fun: the function. nondiff_argnums: positions of arguments that get no derivative; the
+        JVP rule receives them first: `jvp(*nondiff_args, primals, tangents)`.
+    Example:
+      >>> @yax.custom_jvp
+      ... def softplus(x): return jnp.log1p(jnp.exp(x))
+      >>> @softplus.defjvp
+      ... def _(primals, tangents): (x,), (t,) = primals, tangents; \
+            return softplus(x), t * yax.nn.sigmoid(x)
+    """
+
+    kind = "custom_jvp function"
+    _primitive = custom_jvp_call_p
+
+    def __init__(self, fun, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
+        self.jvp = None
+
+    def defjvp(self, jvp, symbolic_zeros: bool = False):
+        """Set the rule `jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`."""
+        if symbolic_zeros:
+            raise NotImplementedError("custom_jvp.defjvp(symbolic_zeros=True) is not supported: "
+                                      "tangents of undifferentiated inputs arrive as zeros")
+        self.jvp = jvp
+        self._cache.clear()
+        return jvp
+
+    def defjvps(self, *jvps):
+        """One rule per argument: `jvp_i(tangent_i, primal_out, *primals)`; None for an argument
+        without a derivative. The tangent of the output is their sum."""
+        def jvp(*args):
+            *nondiff, primals, tangents = args
+            out = self(*nondiff, *primals) if nondiff else self(*primals)
+            total = None
+            for rule, t in zip(jvps, tangents, strict=True):
+                if rule is None:
+                    continue
+                term = rule(t, out, *primals)
+                total = term if total is None else tree_util.tree_map(lambda a, b: a + b,
+                                                                        total, term)
+            if total is None:
+                total = tree_util.tree_map(lambda o: o * 0, out)
+            return out, total
+        return self.defjvp(jvp)
+
+    def _check_defined(self):
+        if self.jvp is None:
+            raise errors.CustomDerivativeError(
+                f"custom_jvp function {self._name} has no JVP rule: define one with "
+                f"`@{getattr(self.fun, '__name__', 'f')}.defjvp` before calling it")
+
+    def _make_rule(self, static, in_tree, avals, out_tree, call_jaxpr, num_consts):
+        user_jvp, name = self.jvp, self._name
+        out_avals = call_jaxpr.out_avals
+
+        def jvp_flat(primals, tangents):
+            p = tree_util.tree_unflatten(in_tree, _user_values(primals))
+            t = tree_util.tree_unflatten(in_tree, _user_values(tangents))
+            result = user_jvp(*self._static_values(static), tuple(p), tuple(t))
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                raise errors.CustomDerivativeError(
+                    f"the JVP rule of custom_jvp function {name} must return a pair "
+                    f"(primal_out, tangent_out), got {type(result).__name__}")
+            p_out = _check_outputs(result[0], out_tree, out_avals, name, "primal output",
+                                   tangent=False)
+            t_out = _check_outputs(result[1], out_tree, out_avals, name, "tangent output",
+                                   tangent=True)
+            return p_out, t_out
+        return JVPRule(jvp_flat, name)
+
+
+class custom_vjp(_CustomFunction):
+    """A function with a user-supplied reverse-mode derivative.
+
+    `fwd(*args) -> (out, residuals)` and `bwd(*nondiff_args, residuals, ct_out) -> tuple` with one
+    cotangent per differentiable argument (None for a zero). Forward mode (`jvp`) works too: it
+    transposes `bwd` when `bwd` is linear in `ct_out` (see docs/custom_derivatives.md).
+    """
+
+    kind = "custom_vjp function"
+    _primitive = custom_vjp_call_p
+
+    def __init__(self, fun, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd, symbolic_zeros: bool = False, optimize_remat: bool = False):
+        """Set the forward pass (returning residuals) and the backward pass."""
+        if symbolic_zeros:
+            raise NotImplementedError("custom_vjp.defvjp(symbolic_zeros=True) is not supported")
+        self.fwd, self.bwd = fwd, bwd
+        self._cache.clear()
+
+    def _check_defined(self):
+        if self.fwd is None:
+            raise errors.CustomDerivativeError(
+                f"custom_vjp function {self._name} has no rules: call "
+                f"`{getattr(self.fun, '__name__', 'f')}.defvjp(fwd, bwd)` before calling it")
+
+    def _make_rule(self, static, in_tree, avals, out_tree, call_jaxpr, num_consts):
+        user_fwd, user_bwd, name = self.fwd, self.bwd, self._name
+        out_avals = call_jaxpr.out_avals
+        diff_args = tree_util.tree_unflatten(in_tree, list(range(len(avals))))  # int leaves
+
+        def fwd_flat(args):
+            full = self._merge(static, tree_util.tree_unflatten(in_tree, _user_values(args)))
+            result = user_fwd(*full)
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                raise errors.CustomDerivativeError(
+                    f"the fwd rule of custom_vjp function {name} must return a pair "
+                    f"(primal_out, residuals), got {type(result).__name__}")
+            outs = _check_outputs(result[0], out_tree, out_avals, name, "fwd primal output",
+                                  tangent=False)
+            res, res_tree = tree_util.tree_flatten(result[1])
+            return outs, [as_operand(r) for r in res], res_tree
+
+        def bwd_flat(res_tree, res, cts):
+            result = user_bwd(*self._static_values(static),
+                              tree_util.tree_unflatten(res_tree, _user_values(res)),
+                              tree_util.tree_unflatten(out_tree, _user_values(cts)))
+            return _bwd_cotangents(result, diff_args, in_tree, avals, name)
+        return VJPRule(fwd_flat, bwd_flat, name)
+
+
+def _user_values(xs) -> list:
+    """Internal typed scalars become Arrays before user code sees them (it does arithmetic)."""
+    return [to_array(x) if type(x) is TypedScalar else x for x in xs]
+
+
+def _check_outputs(value, out_tree, out_avals, name: str, what: str, *, tangent: bool) -> list:
+    leaves, tree = tree_util.tree_flatten(value)
+    if tree != out_tree:
+        raise errors.CustomDerivativeError(
+            f"custom rule of {name}: its {what} has structure {tree}, but the function returns "
+            f"{out_tree}; return the same pytree structure")
+    out = []
+    for i, (x, want) in enumerate(zip(leaves, out_avals, strict=True)):
+        if tangent and not dtypes.is_inexact(want.dtype):
+            out.append(x)  # tangents of integer outputs are ignored (float0 in JAX)
+            continue
+        x = as_operand(x)
+        want_dtype = tangent_aval(want).dtype if tangent else want.dtype
+        out.append(_fit(x, want.shape, want_dtype, f"custom rule of {name}: {what} {i}"))
+    return out
+
+
+def _fit(x, shape, dtype, what: str):
+    """`x` with exactly `shape`/`dtype`; weakly typed values (Python scalars) are converted."""
+    aval = aval_of_value(x)
+    if aval.shape != tuple(shape):
+        raise errors.CustomDerivativeError(
+            f"{what} has shape {aval.shape} but {tuple(shape)} was expected (the shape of the "
+            f"corresponding primal value); broadcast it with jnp.broadcast_to or fix the rule")
+    if aval.dtype != dtype:
+        same_kind = dtypes.is_inexact(aval.dtype) == dtypes.is_inexact(dtype)
+        if not (aval.weak_type and same_kind) and not _widens_safely(aval.dtype, dtype):
+            raise errors.CustomDerivativeError(
+                f"{what} has dtype {aval.dtype} but {np.dtype(dtype)} was expected; cast it with "
+                f".astype({np.dtype(dtype).name})")
+        from yax.lax_like.elementwise import convert_element_type
+        x = convert_element_type(x, dtype)
+    return x
+
+
+def _widens_safely(got, want) -> bool:
+    return dtypes.is_inexact(got) and dtypes.is_inexact(want) and np.dtype(got).itemsize <= \
+        np.dtype(want).itemsize and dtypes.is_complex(got) == dtypes.is_complex(want)
+
+
+def _bwd_cotangents(result, diff_args, in_tree, avals, name: str) -> list:
+    """The flat cotangents (None for zero) of what the user's bwd returned."""
+    if not isinstance(result, (tuple, list)):
+        raise errors.CustomDerivativeError(
+            f"the bwd rule of custom_vjp function {name} must return a tuple with one cotangent "
+            f"per differentiable argument, got {type(result).__name__}; wrap a single one as "
+            f"`(ct,)`")
+    if len(result) != len(diff_args):
+        raise errors.CustomDerivativeError(
+            f"the bwd rule of custom_vjp function {name} returned {len(result)} cotangents for "
+            f"{len(diff_args)} differentiable arguments; return one per argument (None for zero)")
+    flat = []
+    it = iter(avals)
+    for k, (ct, arg) in enumerate(zip(result, diff_args)):
+        arg_tree = tree_util.tree_structure(arg)
+        n = arg_tree.num_leaves
+        arg_avals = [next(it) for _ in range(n)]
+        if ct is None:
+            flat.extend([None] * n)
+            continue
+        leaves, tree = tree_util.tree_flatten(ct, is_leaf=lambda x: x is None)
+        if tree != arg_tree:
+            raise errors.CustomDerivativeError(
+                f"the bwd rule of custom_vjp function {name}: cotangent {k} has structure {tree} "
+                f"but argument {k} has structure {arg_tree}")
+        for j, (c, a) in enumerate(zip(leaves, arg_avals, strict=True)):
+            if c is None or not dtypes.is_inexact(a.dtype) or getattr(c, "dtype", None) == float0:
+                flat.append(None)
+            else:
+                flat.append(_fit(as_operand(c), a.shape, tangent_aval(a).dtype,
+                                 f"the bwd rule of custom_vjp function {name}: cotangent {k} "
+                                 f"leaf {j}"))
+    return flat
+
+
+def _signature_or_none(fun):
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+def _hashable_or_none(static):
+    try:
+        hash(static)
+        return static
+    except TypeError:
+        return None

@@ -230,3 +230,15 @@ def test_errors_name_shapes_and_fix():
         lax.reduce_window(x, np.zeros((2,), np.float32), lax.add, (1, 1), (1, 1), "VALID")
     with pytest.raises(yax.errors.DTypeError, match="c64"):
         lax.reduce_window(np.ones(3, np.complex64), 0j, lax.max, (1,), (1,), "VALID")
+
+
+def test_docs_page_runs():
+    """The code blocks of docs/lax_extras.md run in order, in one namespace."""
+    import pathlib
+    import re
+    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "lax_extras.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) == 4
+    namespace: dict = {}
+    for code in blocks:
+        exec(compile(code, "docs/lax_extras.md", "exec"), namespace)

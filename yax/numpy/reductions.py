@@ -407,7 +407,10 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
         a = _operand("average", a)
         axes = canonical_axes("average", axis, a.ndim)
         count = float(np.prod([a.shape[i] for i in axes], dtype=np.int64))
-        return (avg, lax.convert_element_type(count, avg.dtype)) if returned else avg
+        if not returned:
+            return avg
+        from yax.numpy.creation import full_like  # the count, shaped like the average (JAX)
+        return avg, full_like(avg, count)
     a = _operand("average", a)
     w = _operand("average", weights)
     if w.shape != a.shape:

@@ -23,6 +23,7 @@ from yax.random.discrete import (  # noqa: F401
     randint,
     shuffle,
 )
+from yax.random.gamma import beta, dirichlet, gamma, loggamma  # noqa: F401
 from yax.random.keys import (  # noqa: F401
     PRNGKey,
     clone,

@@ -16,7 +16,7 @@ import numpy as np
 from yax import errors
 from yax.core import dtypes
 from yax.numpy import creation, indexing, manipulation, reductions, sorting, ufuncs
-from yax.numpy._breadth_util import arr
+from yax.numpy._breadth_util import arr, index_dtype
 from yax.numpy._promote import promote_dtypes_inexact
 
 __all__ = ["quantile", "percentile", "median", "nanquantile", "nanpercentile", "nanmedian",
@@ -398,7 +398,8 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
         edges.append(e)
         sizes.append(nb + 2)
         flat_idx = i if flat_idx is None else flat_idx * (nb + 2) + i
-    w = creation.ones((s.shape[0],), edges[0].dtype) if weights is None else \
+    # JAX counts in the default int type here (histogram counts in floats)
+    w = creation.ones((s.shape[0],), index_dtype()) if weights is None else \
         arr("histogramdd", weights)
     if density:
         w = manipulation.astype(w, edges[0].dtype)

@@ -34,3 +34,4 @@ from yax.random.keys import (  # noqa: F401
     split,
     wrap_key_data,
 )
+from yax.random.multivariate import multivariate_normal  # noqa: F401

@@ -23,10 +23,13 @@ from yax.transforms.ad import (  # noqa: E402,F401
     grad, jvp, linear_transpose, linearize, value_and_grad, vjp)
 from yax.transforms.jacobians import hessian, jacfwd, jacrev  # noqa: E402,F401
 from yax.transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: E402,F401
+from yax.transforms.checkpoint import checkpoint, checkpoint_name, remat  # noqa: E402,F401
+from yax.transforms.residuals import print_saved_residuals, saved_residuals  # noqa: E402,F401
 from yax.transforms.jit import jit  # noqa: E402,F401
 from yax.transforms.vmap import vmap  # noqa: E402,F401
 from yax.transforms.make_jaxpr import make_jaxpr  # noqa: E402,F401
 
 __version__ = "0.1.0"
 from yax import nn, scipy  # noqa: E402,F401
+from yax import ad_checkpoint, checkpoint_policies  # noqa: E402,F401
 from yax import ops, tree  # noqa: E402,F401

@@ -1,0 +1,189 @@
+"""`remat` (checkpoint): a sub-program whose intermediate values reverse mode recomputes.
+
+`remat(*consts, *args; jaxpr, policy, prevent_cse)` computes `jaxpr`. Its meaning lies in its
+partial-evaluation rule: when some inputs are unknown (under `linearize`/`grad`, the tangents),
+the known part runs now as usual, but instead of handing every intermediate the unknown part
+needs (the residuals) to the backward pass, only the segment's known inputs and the values the
+`policy` calls saveable are kept; the unknown part, staged as another `remat`, recomputes the
+rest from them. `policy(primitive, *in_avals, **params) -> bool` decides per equation
+(see yax.checkpoint_policies). With `prevent_cse`, the lowering puts an optimization barrier on
+the operands so XLA cannot merge the recomputation with the original forward computation.
+
+`name` (checkpoint_name) is the identity with a label that policies can select by.
+"""
+
+from __future__ import annotations
+
+from yax.core.ir import ClosedJaxpr, Jaxpr, Var
+from yax.core.primitive import Primitive
+from yax.core.trace import bind, use_trace
+from yax.interpreters import lowering
+from yax.interpreters.ad_util import Zero
+from yax.interpreters.batching import axis_size_of, batch_jaxpr
+from yax.interpreters.eval_jaxpr import eval_jaxpr
+from yax.interpreters.jvp import jvp_jaxpr
+from yax.interpreters.mlir import hlo
+from yax.interpreters.partial_eval import partial_eval_jaxpr
+from yax.interpreters.rule_cache import cached
+from yax.interpreters.staging import closure_convert, dead_code_eliminated, trace_to_jaxpr
+from yax.interpreters.transpose import is_undefined, transpose_jaxpr
+
+remat_p = Primitive("remat", multiple_results=True)
+
+
+def _remat_abstract_eval(*avals, jaxpr, policy, prevent_cse):
+    return list(jaxpr.out_avals)
+
+
+def _remat_impl(*arrays, jaxpr, policy, prevent_cse):
+    from yax.primitives.call import run_closed_jaxpr
+    return run_closed_jaxpr(jaxpr, arrays)
+
+
+def _remat_lower(ctx, *args, jaxpr, policy, prevent_cse):
+    args = list(args)
+    if prevent_cse and args:
+        args = list(hlo.OptimizationBarrierOp(args).results)
+    return lowering.call_function(ctx.module_ctx, jaxpr, "remat", args)
+
+
+def _bind_remat(closed: ClosedJaxpr, args, policy, prevent_cse):
+    """Bind `remat` on a closed jaxpr whose consts become leading operands."""
+    jaxpr, consts = closure_convert(closed)
+    return bind(remat_p, *consts, *args, jaxpr=jaxpr, policy=policy, prevent_cse=prevent_cse)
+
+
+def _remat_jvp(primals, tangents, *, jaxpr, policy, prevent_cse):
+    nonzero = [type(t) is not Zero for t in tangents]
+    jvp_closed, out_nonzero = cached(("remat_jvp", jaxpr, tuple(nonzero)),
+                                     lambda: jvp_jaxpr(jaxpr, nonzero, instantiate=False),
+                                     lambda v: v[0].consts)
+    outs = _bind_remat(jvp_closed, [*primals, *[t for t in tangents if type(t) is not Zero]],
+                       policy, prevent_cse)
+    n = len(jaxpr.out_avals)
+    it = iter(outs[n:])
+    from yax.interpreters.ad_util import tangent_aval
+    return outs[:n], [next(it) if nz else Zero(tangent_aval(a))
+                      for nz, a in zip(out_nonzero, jaxpr.out_avals, strict=True)]
+
+
+def _remat_transpose(cts, *args, jaxpr, policy, prevent_cse):
+    linear = [is_undefined(a) for a in args]
+    transposed = cached(("remat_transpose", jaxpr, tuple(linear)),
+                        lambda: transpose_jaxpr(jaxpr, linear), lambda v: v.consts)
+    outs = _bind_remat(transposed, [*[a for a in args if not is_undefined(a)], *cts],
+                       policy, prevent_cse)
+    it = iter(outs)
+    return [next(it) if lin else None for lin in linear]
+
+
+def _remat_batch(args, dims, *, jaxpr, policy, prevent_cse):
+    size = axis_size_of(args, dims)
+    batched, out_dims = cached(("remat_batch", jaxpr, tuple(dims), size),
+                               lambda: batch_jaxpr(jaxpr, size, list(dims)),
+                               lambda v: v[0].consts)
+    return _bind_remat(batched, args, policy, prevent_cse), out_dims
+
+
+# --- partial evaluation: keep the inputs and the saveable values, recompute the rest -----------
+
+def _remat_partial_eval(trace, args, params):
+    jaxpr, policy, prevent_cse = params["jaxpr"], params["policy"], params["prevent_cse"]
+    unknowns = [trace.is_unknown(a) for a in args]
+    split = cached(("remat_pe", jaxpr, tuple(unknowns), policy),
+                   lambda: _split(jaxpr, unknowns, policy), lambda v: v[3])
+    known, n_known_out, recompute_and_unknown, body_consts = split
+    known_args = [a for a, u in zip(args, unknowns) if not u]
+    with use_trace(trace.parent):
+        known_outs = eval_jaxpr(known.jaxpr, known.consts, known_args)
+    saved = known_outs[n_known_out:]
+    unknown_args = [a for a, u in zip(args, unknowns) if u]
+    staged = trace.stage(remat_p, [*body_consts, *known_args, *saved, *unknown_args],
+                         {"jaxpr": recompute_and_unknown, "policy": policy,
+                          "prevent_cse": prevent_cse})
+    known_iter, unknown_iter = iter(known_outs[:n_known_out]), iter(staged)
+    out_unknowns = _out_unknowns(jaxpr, unknowns)
+    return [next(unknown_iter) if u else next(known_iter) for u in out_unknowns]
+
+
+def _out_unknowns(jaxpr, unknowns):
+    return cached(("remat_pe", jaxpr, tuple(unknowns), "out"),
+                  lambda: partial_eval_jaxpr(jaxpr, unknowns)[2], lambda v: [])
+
+
+def _split(closed: ClosedJaxpr, unknowns: list[bool], policy):
+    """Returns (known', n_known_outs, recompute_and_unknown, its consts) where
+      known':  known inputs -> (known outputs..., saved values...)
+      recompute_and_unknown: (known inputs..., saved values..., unknown inputs...) -> unknown outs
+    The second recomputes every residual the policy did not save."""
+    known, unknown, out_unknowns, num_res = partial_eval_jaxpr(closed, unknowns)
+    kj = known.jaxpr
+    n_known_out = len(kj.outvars) - num_res
+    residual_vars = kj.outvars[n_known_out:]
+    recompute_eqns, saved_vars = _recompute_plan(kj, residual_vars, policy)
+    saving_outs = [*kj.outvars[:n_known_out], *saved_vars]
+    known_saving = ClosedJaxpr(Jaxpr(kj.constvars, kj.invars,
+                                     dead_code_eliminated(kj.eqns, saving_outs), saving_outs),
+                               known.consts)
+    recompute = ClosedJaxpr(Jaxpr(kj.constvars, [*kj.invars, *saved_vars], recompute_eqns,
+                                  residual_vars), known.consts)
+    n_k, n_s = len(kj.invars), len(saved_vars)
+    in_avals = [*known.in_avals, *[v.aval for v in saved_vars],
+                *[a for a, u in zip(closed.in_avals, unknowns) if u]]
+
+    def fun(*xs):
+        residuals = eval_jaxpr(recompute.jaxpr, recompute.consts, xs[:n_k + n_s])
+        return eval_jaxpr(unknown.jaxpr, unknown.consts, [*residuals, *xs[n_k + n_s:]])
+    body, body_consts = closure_convert(trace_to_jaxpr(fun, in_avals, name="remat_backward"))
+    return known_saving, n_known_out, body, body_consts
+
+
+def _recompute_plan(jaxpr: Jaxpr, residual_vars, policy):
+    """Walk back from the residuals: values made by saveable equations are saved (and the walk
+    stops there); the other equations they depend on are recomputed."""
+    producer = {v: e for e in jaxpr.eqns for v in e.outvars}
+    needed_eqns, saved, seen = set(), [], set()
+    stack = [v for v in residual_vars if isinstance(v, Var)]
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        eqn = producer.get(v)
+        if eqn is None:  # an input or a const: available to the recomputation as is
+            continue
+        if _saveable(policy, eqn):
+            saved.append(v)
+            continue
+        needed_eqns.add(id(eqn))
+        stack.extend(a for a in eqn.inputs if isinstance(a, Var))
+    eqns = [e for e in jaxpr.eqns if id(e) in needed_eqns]
+    order = {v: i for i, e in enumerate(jaxpr.eqns) for v in e.outvars}
+    saved.sort(key=order.__getitem__)
+    return eqns, saved
+
+
+def _saveable(policy, eqn) -> bool:
+    if policy is None:
+        return False
+    return bool(policy(eqn.primitive, *[a.aval for a in eqn.inputs], **eqn.params))
+
+
+remat_p.abstract_eval = _remat_abstract_eval
+remat_p.impl = _remat_impl
+remat_p.lower = _remat_lower
+remat_p.jvp = _remat_jvp
+remat_p.transpose = _remat_transpose
+remat_p.batch = _remat_batch
+remat_p.partial_eval = _remat_partial_eval
+
+
+# --- checkpoint_name: an identity that policies can select ------------------------------------
+
+name_p = Primitive("name")
+name_p.abstract_eval = lambda x, *, name: x
+name_p.lower = lambda ctx, x, *, name: [x]
+name_p.jvp = lambda primals, tangents, *, name: ([bind(name_p, primals[0], name=name)],
+                                                 [tangents[0]])
+name_p.transpose = lambda cts, x, *, name: [cts[0]]
+name_p.batch = lambda args, dims, *, name: ([bind(name_p, args[0], name=name)], [dims[0]])

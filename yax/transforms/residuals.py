@@ -1,0 +1,144 @@
+"""Residual accounting: what reverse mode stores between the forward and the backward pass.
+
+`saved_residuals(f, *args)` linearizes `f` symbolically (nothing runs) and lists each value the
+backward pass will read: its shape, dtype, bytes and the user source line that computed it (or
+which argument it is). The report ranks source lines by bytes and says, measured by linearizing
+`checkpoint(f)` the same way, how much `yax.checkpoint` would store instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from yax import tree_util
+from yax.core.avals import aval_of_value
+from yax.core.trace import current_trace, run_in_trace
+from yax.interpreters.partial_eval import linearize_flat
+from yax.interpreters.staging import StagingTrace, StagingTracer
+from yax.transforms._args import canonical_leaf
+
+__all__ = ["Residual", "ResidualReport", "saved_residuals", "print_saved_residuals"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Residual:
+    """One stored value. `source` is "file:line (function)" or "argument <path>"; `primitive`
+    names the operation that produced it (None for arguments and captured constants)."""
+    shape: tuple
+    dtype: np.dtype
+    nbytes: int
+    source: str
+    primitive: str | None
+    is_input: bool
+
+    def describe(self) -> str:
+        what = f"{np.dtype(self.dtype).name}{list(self.shape)}"
+        made = f" from {self.primitive}" if self.primitive else ""
+        return f"{what:<22} {_fmt_bytes(self.nbytes):>10}  {self.source}{made}"
+
+
+@dataclasses.dataclass
+class ResidualReport:
+    """The residuals of `f` at given argument types, with totals; `str()` is a ranked report."""
+    residuals: list
+    checkpointed_bytes: int | None = None  # what `checkpoint(f)` would store
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(r.nbytes for r in self.residuals)
+
+    def __iter__(self):
+        return iter(self.residuals)
+
+    def __len__(self):
+        return len(self.residuals)
+
+    def by_line(self) -> list[tuple[str, int, int]]:
+        """(source, bytes, count) per source line, largest first."""
+        totals: dict = {}
+        for r in self.residuals:
+            b, n = totals.get(r.source, (0, 0))
+            totals[r.source] = (b + r.nbytes, n + 1)
+        return sorted(((s, b, n) for s, (b, n) in totals.items()), key=lambda t: -t[1])
+
+    def __str__(self) -> str:
+        lines = [f"{len(self.residuals)} residuals, {_fmt_bytes(self.total_bytes)} in total",
+                 "by source line (largest first):"]
+        for source, nbytes, count in self.by_line():
+            kept = "kept" if source.startswith("argument") else "recomputed"
+            lines.append(f"  {_fmt_bytes(nbytes):>10}  {count:>3} x  {source}   "
+                         f"[under checkpoint: {kept}]")
+        lines.append("each residual:")
+        lines.extend("  " + r.describe() for r in self.residuals)
+        if self.checkpointed_bytes is not None:
+            lines.append(f"under yax.checkpoint (nothing_saveable) the backward pass would "
+                         f"store {_fmt_bytes(self.checkpointed_bytes)} instead of "
+                         f"{_fmt_bytes(self.total_bytes)} and recompute the rest")
+        return "\n".join(lines)
+
+
+def saved_residuals(f, *args, compare_checkpoint: bool = True) -> ResidualReport:
+    """The values `grad`/`vjp` of `f` at `args` would store for the backward pass.
+
+    Nothing is computed: `f` is traced. Example:
+      >>> print(yax.saved_residuals(loss, params, x))
+    """
+    leaves, in_tree = tree_util.tree_flatten(args)
+    avals = [aval_of_value(canonical_leaf(x)) for x in leaves]
+    paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(args)[0]] \
+        if hasattr(tree_util, "tree_flatten_with_path") else [f"[{i}]" for i in range(len(avals))]
+    report = ResidualReport(_residuals(f, in_tree, avals, paths))
+    if compare_checkpoint:
+        from yax.transforms.checkpoint import checkpoint
+        report.checkpointed_bytes = ResidualReport(
+            _residuals(checkpoint(f), in_tree, avals, paths)).total_bytes
+    return report
+
+
+def print_saved_residuals(f, *args) -> None:
+    """Print `saved_residuals(f, *args)`."""
+    print(saved_residuals(f, *args))
+
+
+def _residuals(f, in_tree, avals, paths) -> list[Residual]:
+    trace = StagingTrace(current_trace())
+    ins = [trace.new_arg(a) for a in avals]
+
+    def flat(*xs):
+        return tree_util.tree_leaves(f(*tree_util.tree_unflatten(in_tree, list(xs))))
+
+    def finish(result):
+        _, linear, _ = result
+        producer = {v: e for e in trace.eqns for v in e.outvars}
+        arg_index = {v: i for i, v in enumerate(trace.invars)}
+        return [_describe(c, trace, producer, arg_index, paths) for c in linear.consts]
+    return run_in_trace(trace, lambda *xs: linearize_flat(flat, list(xs)), ins, finish)
+
+
+def _describe(value, trace, producer, arg_index, paths) -> Residual:
+    aval = value.aval if hasattr(value, "aval") else aval_of_value(value)
+    nbytes = math.prod(aval.shape) * np.dtype(aval.dtype).itemsize
+    base = dict(shape=tuple(aval.shape), dtype=np.dtype(aval.dtype), nbytes=nbytes)
+    if isinstance(value, StagingTracer) and value._trace is trace:
+        var = value._var
+        if var in arg_index:
+            i = arg_index[var]
+            return Residual(**base, source=f"argument {paths[i]}", primitive=None,
+                            is_input=True)
+        eqn = producer.get(var)
+        if eqn is not None:
+            src = eqn.source
+            where = f"{src.filename}:{src.lineno} ({src.function})" if src else "<unknown line>"
+            return Residual(**base, source=where, primitive=eqn.primitive.name, is_input=False)
+    return Residual(**base, source="captured constant", primitive=None, is_input=False)
+
+
+def _fmt_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"

@@ -11,7 +11,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-from benchmarks import bench_autodiff, bench_control_flow, bench_dispatch  # noqa: E402
+from benchmarks import bench_autodiff, bench_control_flow, bench_dispatch, bench_memory  # noqa: E402
 from benchmarks.common import print_table  # noqa: E402
 
 
@@ -20,6 +20,8 @@ def main() -> None:
     for module in (bench_dispatch, bench_autodiff, bench_control_flow):
         rows.extend(module.run())
     print_table(rows)
+    print()
+    bench_memory.print_table(bench_memory.run())
 
 
 if __name__ == "__main__":

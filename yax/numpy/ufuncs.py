@@ -572,10 +572,12 @@ def copysign(x1, x2, /):
 def logaddexp(x1, x2, /):
     """log(exp(x1) + exp(x2)) without overflow."""
     x1, x2 = promote_args_inexact("logaddexp", x1, x2)
-    big = lax.max(x1, x2)
+    # hi + log1p(exp(lo - hi)) is exact for either ordering, so selecting hi/lo (for stability)
+    # keeps every derivative smooth at x1 == x2 (max/abs conventions would break it there)
+    first = lax.ge(x1, x2)
+    hi, lo = lax.select(first, x1, x2), lax.select(first, x2, x1)
+    out = lax.add(hi, lax.log1p(lax.exp(lax.sub(lo, hi))))
     delta = lax.sub(x1, x2)
-    # min - max (not -|x1 - x2|): at x1 == x2 the gradient is 1/2 each, as it should be
-    out = lax.add(big, lax.log1p(lax.exp(lax.sub(lax.min(x1, x2), big))))
     # equal infinities make delta NaN; their sum is the right answer there
     return lax.select(lax.ne(delta, delta), lax.add(x1, x2), out)
 

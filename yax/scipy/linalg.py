@@ -36,11 +36,12 @@ def _columns(name: str, a, b):
     """b (n,) -> (n, 1) or (..., n, k), batch dims broadcast with a's; returns a restore fn."""
     n = a.shape[-1]
     vector = b.ndim == 1
+    shown = f"a {a.aval.str_short()} and b {b.aval.str_short()}"
     if vector:
         b = lax.reshape(b, (b.shape[0], 1))
     if b.ndim < 2 or b.shape[-2] != n:
-        raise errors.ShapeError(f"{name}: a {a.aval.str_short()} and b {b.aval.str_short()} do "
-                                f"not fit: b must be (n,) or (..., n, k) with n = {n}")
+        raise errors.ShapeError(f"{name}: {shown} do not fit: b must be (n,) or (..., n, k) "
+                                f"with n = {n}")
     a, b = broadcast_batch_dims(name, a, b)
 
     def restore(x):

@@ -46,11 +46,12 @@ def _as_columns(name: str, a, b):
     broadcast a, b as a matrix, and a function restoring b's kind on the result."""
     n = a.shape[-1]
     vector = b.ndim == 1
+    shown = f"a {a.aval.str_short()} and b {b.aval.str_short()}"
     if vector:
         b = lax.reshape(b, (b.shape[0], 1))
     if b.ndim < 2 or b.shape[-2] != n:
         raise errors.ShapeError(
-            f"{name}: a {a.aval.str_short()} and b {b.aval.str_short()} do not fit: b must be "
+            f"{name}: {shown} do not fit: b must be "
             f"(n,) or (..., n, k) with n = {n} (NumPy 2 rules; use b[..., None] for a batch of "
             f"vectors).")
     a, b = broadcast_batch_dims(name, a, b)

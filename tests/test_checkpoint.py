@@ -172,3 +172,9 @@ def test_saved_residuals_of_a_three_layer_mlp():
     assert "9 residuals" in text and f"test_checkpoint.py:{line['h1']} (mlp)" in text
     ranked = [s for s, _, _ in report.by_line()]
     assert ranked[0].endswith(f":{line['h1']} (mlp)")  # 224 bytes: the largest line
+
+
+def test_docs_page_runs(capsys):
+    from tests.test_custom_derivatives import _run_doc
+    _run_doc("checkpoint.md", 2)
+    assert "residuals" in capsys.readouterr().out

@@ -253,3 +253,19 @@ def test_closing_over_a_differentiated_value_is_an_error_not_a_wrong_gradient():
         return f(2.0)
     with pytest.raises(yax.errors.CustomDerivativeError, match="closes over"):
         yax.grad(outer)(3.0)
+
+
+def test_docs_page_runs():
+    """The code blocks of docs/custom_derivatives.md run in order, in one namespace."""
+    _run_doc("custom_derivatives.md", 3)
+
+
+def _run_doc(name: str, n_blocks: int) -> None:
+    import pathlib
+    import re
+    path = pathlib.Path(__file__).resolve().parent.parent / "docs" / name
+    blocks = re.findall(r"```python\n(.*?)```", path.read_text(), re.S)
+    assert len(blocks) == n_blocks
+    namespace: dict = {}
+    for code in blocks:
+        exec(compile(code, f"docs/{name}", "exec"), namespace)

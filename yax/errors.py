@@ -59,7 +59,7 @@ def warn_at_user_line(message: str, category=UserWarning) -> None:
         warnings.warn(message, category, stacklevel=2)
         return
     warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
-                           module=frame.f_globals.get("__name__"),
+                           module=frame.f_globals.get("__name__") or "__main__",
                            registry=frame.f_globals.setdefault("__warningregistry__", {}))
 
 

@@ -269,3 +269,24 @@ def _run_doc(name: str, n_blocks: int) -> None:
     namespace: dict = {}
     for code in blocks:
         exec(compile(code, f"docs/{name}", "exec"), namespace)
+
+
+def test_check_grads_with_nondiff_arguments_under_jit_and_vmap(x64):
+    def apply(fn, x, scale):
+        return fn(x) * scale
+    f = yax.custom_jvp(apply, nondiff_argnums=(0,))
+
+    @f.defjvp
+    def _(fn, primals, tangents):  # the true derivative, through the nondiff function
+        (x, s), (tx, ts) = primals, tangents
+        return f(fn, x, s), yax.jvp(fn, (x,), (tx,))[1] * s + fn(x) * ts
+    g = yax.custom_vjp(apply, nondiff_argnums=(0,))
+    g.defvjp(lambda fn, x, s: (apply(fn, x, s), (x, s)),
+             lambda fn, res, ct: (yax.vjp(fn, res[0])[1](ct * res[1])[0],
+                                  jnp.sum(ct * fn(res[0]))))
+    x = np.array([0.3, -1.2, 2.0])
+    for h in (f, g):
+        fun = lambda x, s: h(jnp.tanh, x, s)
+        check_grads(fun, (x, 1.5), order=2, modes=("fwd", "rev"))
+        check_grads(yax.jit(fun), (x, 1.5), order=1, modes=("fwd", "rev"))
+        check_grads(yax.vmap(fun, in_axes=(0, None)), (x, 1.5), order=1, modes=("fwd", "rev"))

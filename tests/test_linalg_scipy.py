@@ -183,3 +183,16 @@ def test_errors():
         ysl.solve_triangular(np.eye(2, dtype=np.float32), np.ones(2, np.float32), trans=3)
     with pytest.raises(errors.NotImplementedRuleError, match="generalized"):
         ysl.eigh(np.eye(2, dtype=np.float32), np.eye(2, dtype=np.float32))
+
+
+def test_docs_page_runs():
+    """The code blocks of docs/linalg.md run in order, in one namespace."""
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "linalg.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks
+    namespace: dict = {}
+    for code in blocks:
+        exec(compile(code, "docs/linalg.md", "exec"), namespace)

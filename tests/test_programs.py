@@ -51,7 +51,7 @@ def jax_api() -> Api:
 
 
 def yax_api() -> Api:
-    for sub in ("yax.scipy.special", "yax.scipy.linalg", "yax.numpy.linalg"):
+    for sub in ("yax.scipy.special", "yax.scipy.linalg", "yax.numpy.linalg", "yax.ops", "yax.tree"):
         _optional(sub)
     return Api("yax", yax, yax.numpy, yax.lax, yax.nn, yax.scipy, yax.tree_util,
                _optional("yax.random"))
@@ -59,11 +59,11 @@ def yax_api() -> Api:
 
 def has(path: str) -> bool:
     """Whether yax has the attribute path, e.g. has("lax.reduce_window") or has("random")."""
-    parts = path.split(".")
-    for i in range(1, len(parts) + 1):  # submodules are importable before they are attributes
-        _optional("yax." + ".".join(parts[:i]))
+    # Import only the known subpackages (in yax_api): importing "yax.lax.<name>" would load a
+    # second copy of a module through the yax.lax alias and shadow the function of that name.
+    yax_api()
     obj: Any = yax
-    for part in parts:
+    for part in path.split("."):
         obj = getattr(obj, part, None)
         if obj is None:
             return False

@@ -110,14 +110,18 @@ def _batched_call(call_jaxpr, size):
                   lambda v: v[1])
 
 
-def _custom_jvp_batch(args, dims, *, call_jaxpr, rule, num_consts):
-    size = axis_size_of(args, dims)
-    args = _all_batched(args, dims, size)
-    batched, consts = _batched_call(call_jaxpr, size)
-    outs = bind(custom_jvp_call_p, *consts, *args, call_jaxpr=batched,
-                rule=_batched_jvp_rule(rule, size, len(call_jaxpr.out_avals)),
-                num_consts=len(consts) + num_consts)
-    return outs, [0] * len(outs)
+def _custom_call_batcher(primitive, batch_rule):
+    """Batching of custom_jvp_call/custom_vjp_call: every operand batched along axis 0, the
+    primal program batched, and the user's rules vmapped by `batch_rule(rule, size, n_out)`."""
+    def batch(args, dims, *, call_jaxpr, rule, num_consts):
+        size = axis_size_of(args, dims)
+        args = _all_batched(args, dims, size)
+        batched, consts = _batched_call(call_jaxpr, size)
+        outs = bind(primitive, *consts, *args, call_jaxpr=batched,
+                    rule=batch_rule(rule, size, len(call_jaxpr.out_avals)),
+                    num_consts=len(consts) + num_consts)
+        return outs, [0] * len(outs)
+    return batch
 
 
 def _batched_jvp_rule(rule: JVPRule, size: int, n_out: int) -> JVPRule:
@@ -139,7 +143,7 @@ custom_jvp_call_p.abstract_eval = _call_abstract_eval
 custom_jvp_call_p.impl = _call_impl
 custom_jvp_call_p.lower = _call_lower
 custom_jvp_call_p.jvp = _custom_jvp_jvp
-custom_jvp_call_p.batch = _custom_jvp_batch
+custom_jvp_call_p.batch = _custom_call_batcher(custom_jvp_call_p, _batched_jvp_rule)
 
 
 # --- custom_vjp_call --------------------------------------------------------------------------
@@ -181,16 +185,6 @@ def _aval(x):
     return getattr(x, "aval", None) or aval_of_value(x)
 
 
-def _custom_vjp_batch(args, dims, *, call_jaxpr, rule, num_consts):
-    size = axis_size_of(args, dims)
-    args = _all_batched(args, dims, size)
-    batched, consts = _batched_call(call_jaxpr, size)
-    outs = bind(custom_vjp_call_p, *consts, *args, call_jaxpr=batched,
-                rule=_batched_vjp_rule(rule, size, len(call_jaxpr.out_avals)),
-                num_consts=len(consts) + num_consts)
-    return outs, [0] * len(outs)
-
-
 def _batched_vjp_rule(rule: VJPRule, size: int, n_out: int) -> VJPRule:
     """fwd and bwd vmapped over axis 0 of everything they take and return (cached per rule, so
     repeated applications reuse the same rule object and hit the compile caches)."""
@@ -228,7 +222,7 @@ custom_vjp_call_p.abstract_eval = _call_abstract_eval
 custom_vjp_call_p.impl = _call_impl
 custom_vjp_call_p.lower = _call_lower
 custom_vjp_call_p.jvp = _custom_vjp_jvp
-custom_vjp_call_p.batch = _custom_vjp_batch
+custom_vjp_call_p.batch = _custom_call_batcher(custom_vjp_call_p, _batched_vjp_rule)
 
 
 # --- custom_vjp_lin: the linear map whose transpose is the user's bwd -------------------------

@@ -103,7 +103,59 @@ def _python_round(self, ndigits=None):
     return ufuncs.round(self, ndigits)
 
 
+def _lazy(module: str, name: str):
+    """A method that calls yax.numpy.<module>.<name> (imported on first use: those modules
+    load after this one)."""
+    def method(self, *args, **kwargs):
+        import importlib
+        return getattr(importlib.import_module(f"yax.numpy.{module}"), name)(self, *args,
+                                                                              **kwargs)
+    method.__name__ = name
+    return method
+
+
+def _tracer_item(self, *args):
+    """`.item()` needs the value now; a traced value does not have one yet."""
+    value = self.to_concrete_or_none()
+    if value is None:
+        from yax import errors
+        raise errors.ConcretizationError(
+            f".item() was called on a traced value {self.aval.str_short()} (inside a "
+            f"{self._trace.name} transformation), whose value is not known while tracing. "
+            f"Return the value from the jitted/transformed function and call .item() on the "
+            f"result outside it, or keep computing with the array instead of a Python scalar.")
+    import numpy as np
+    return np.asarray(value).item(*args)
+
+
+def _tracer_tolist(self):
+    value = self.to_concrete_or_none()
+    if value is None:
+        from yax import errors
+        raise errors.ConcretizationError(
+            f".tolist() was called on a traced value {self.aval.str_short()} (inside a "
+            f"{self._trace.name} transformation), whose value is not known while tracing. "
+            f"Return the array from the transformed function and call .tolist() outside it.")
+    import numpy as np
+    return np.asarray(value).tolist()
+
+
+def _nonzero(self, *, size=None, fill_value=None):
+    from yax.numpy.setops import nonzero
+    return nonzero(self, size=size, fill_value=fill_value)
+
+
+_LAZY_METHODS = {
+    "sort": ("sorting", "sort"), "argsort": ("sorting", "argsort"),
+    "trace": ("construction", "trace"), "diagonal": ("construction", "diagonal"),
+    "repeat": ("rearrange", "repeat"), "searchsorted": ("searching", "searchsorted"),
+    "take": ("indexing", "take"), "compress": ("rearrange", "compress"),
+    "argpartition": ("searching", "argpartition"),
+}
+
 _METHODS = {
+    "nonzero": _nonzero,
+    **{name: _lazy(mod, fn) for name, (mod, fn) in _LAZY_METHODS.items()},
     "astype": _astype, "reshape": _reshape, "transpose": _transpose, "ravel": _flatten,
     "flatten": _flatten, "squeeze": manipulation.squeeze, "swapaxes": manipulation.swapaxes,
     "sum": reductions.sum, "prod": reductions.prod, "mean": reductions.mean,
@@ -137,3 +189,5 @@ def _install(cls) -> None:
 
 _install(Array)
 _install(Tracer)
+Tracer.item = _tracer_item
+Tracer.tolist = _tracer_tolist

@@ -314,3 +314,12 @@ def test_triangular_solve_mismatch_names_both_shapes():
     with pytest.raises(errors.ShapeError, match=r"f32\[3,3\].*f32\[4,2\]"):
         L.triangular_solve(np.eye(3, dtype=np.float32), np.ones((4, 2), np.float32),
                            left_side=True)
+
+
+def test_lu_permutation_matches_pivots():
+    """The permutation the lowering computes equals the yax-level loop over the pivots."""
+    a = rand(29, (4, 6, 6), np.float32)
+    _, piv, perm = L.lu(a)
+    want = L.lu_pivots_to_permutation(piv, 6)
+    np.testing.assert_array_equal(np.asarray(perm), np.asarray(want))
+    assert sorted(np.asarray(perm)[0].tolist()) == list(range(6))

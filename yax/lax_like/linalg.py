@@ -85,8 +85,8 @@ def lu(x):
     """
     x = as_operand(x)
     C.check_matrix("lu", x.aval)
-    lu_, pivots = bind(lu_p, x)
-    return lu_, pivots, _pivots_to_perm(pivots, x.shape[-2])
+    lu_, pivots, permutation = bind(lu_p, x)
+    return lu_, pivots, permutation
 
 
 def lu_pivots_to_permutation(pivots, permutation_size: int):

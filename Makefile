@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) examples/quickstart.py
+	$(PY) examples/mlp_digits.py
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check yax tests benchmarks examples

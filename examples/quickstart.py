@@ -1,6 +1,6 @@
 """yax quickstart: one small program run eagerly, shown as a jaxpr and as StableHLO, then jitted.
 
-Run with `make demo`.
+Run with `python examples/quickstart.py` (`make demo` runs examples/mlp_digits.py).
 """
 
 from __future__ import annotations

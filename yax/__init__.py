@@ -33,3 +33,4 @@ __version__ = "0.1.0"
 from yax import nn, scipy  # noqa: E402,F401
 from yax import ad_checkpoint, checkpoint_policies  # noqa: E402,F401
 from yax import ops, tree  # noqa: E402,F401
+from yax import random  # noqa: E402,F401

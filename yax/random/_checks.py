@@ -94,12 +94,15 @@ def static_shape(name: str, shape, arg: str = "shape") -> tuple:
 
 def broadcast_shapes(*shapes) -> tuple:
     """NumPy broadcasting of static shapes."""
+    shapes = [tuple(s) for s in shapes if s]
+    if len(shapes) <= 1:  # the common scalar-parameter case, without NumPy's overhead
+        return shapes[0] if shapes else ()
     return tuple(np.broadcast_shapes(*shapes))
 
 
 def check_shape(name: str, shape: tuple, *param_shapes) -> None:
     """Parameter shapes must broadcast to exactly `shape`."""
-    if not param_shapes:
+    if not any(param_shapes):
         return
     try:
         result = broadcast_shapes(shape, *param_shapes)
@@ -148,3 +151,19 @@ def dtype_of(x) -> np.dtype:
         return aval.dtype
     return dtypes.canonicalize(dtypes.dtype(x) if dtypes.is_python_scalar(x)
                                else np.result_type(x))
+
+
+def operand(name: str, x):
+    """Python scalars become (cached, weakly typed) 0-d Arrays, so a kernel called with them
+    takes jit's fast path; everything else passes through."""
+    if not dtypes.is_python_scalar(x):
+        return x
+    from yax.interpreters import eager
+    from yax.lax_like._util import canonical_scalar
+    try:
+        return eager.to_array(canonical_scalar(x))
+    except OverflowError:
+        raise errors.DTypeError(
+            f"yax.random.{name}: the Python scalar {x!r} does not fit the default "
+            f"{dtypes.canonicalize(dtypes.dtype(x))}; enable x64 mode or pass an array of a "
+            f"wider dtype.") from None

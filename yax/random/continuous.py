@@ -16,7 +16,7 @@ from yax import numpy as jnp
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.random import _checks, threefry
-from yax.transforms.jit import jit
+from yax.random._kernel import Kernel
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
@@ -168,17 +168,16 @@ def _lognormal(key, sigma, shape, dtype):
     return lax.exp(lax.mul(_normal(key, shape, dtype), _param(sigma, dtype, shape)))
 
 
-_uniform_kernel = jit(lambda key, minval, maxval, shape, dtype:
-                      _uniform(key, shape, dtype, minval, maxval),
-                      static_argnames=("shape", "dtype"))
-_normal_kernel = jit(_normal, static_argnums=(1, 2))
-_truncated_normal_kernel = jit(_truncated_normal, static_argnums=(3, 4))
-_exponential_kernel = jit(_exponential, static_argnums=(1, 2))
-_gumbel_kernel = jit(_gumbel, static_argnums=(1, 2, 3))
-_cauchy_kernel = jit(_cauchy, static_argnums=(1, 2))
-_laplace_kernel = jit(_laplace, static_argnums=(1, 2))
-_logistic_kernel = jit(_logistic, static_argnums=(1, 2))
-_lognormal_kernel = jit(_lognormal, static_argnums=(2, 3))
+_uniform_kernel = Kernel(
+    lambda key, minval, maxval, shape, dtype: _uniform(key, shape, dtype, minval, maxval))
+_normal_kernel = Kernel(_normal)
+_truncated_normal_kernel = Kernel(_truncated_normal)
+_exponential_kernel = Kernel(_exponential)
+_gumbel_kernel = Kernel(_gumbel)
+_cauchy_kernel = Kernel(_cauchy)
+_laplace_kernel = Kernel(_laplace)
+_logistic_kernel = Kernel(_logistic)
+_lognormal_kernel = Kernel(_lognormal)
 
 
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
@@ -200,7 +199,8 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     shape = _checks.static_shape("uniform", shape)
     dtype = _checks.float_dtype("uniform", dtype)
     _checks.check_shape("uniform", shape, _checks.shape_of(minval), _checks.shape_of(maxval))
-    return _uniform_kernel(key, minval, maxval, shape=shape, dtype=dtype)
+    return _uniform_kernel(key, _checks.operand("uniform", minval),
+                           _checks.operand("uniform", maxval), shape=shape, dtype=dtype)
 
 
 def normal(key, shape=(), dtype=None):
@@ -213,7 +213,7 @@ def normal(key, shape=(), dtype=None):
     key = _checks.as_key("normal", key)
     shape = _checks.static_shape("normal", shape)
     dtype = _checks.float_dtype("normal", dtype, allow_complex=True)
-    return _normal_kernel(key, shape, dtype)
+    return _normal_kernel(key, shape=shape, dtype=dtype)
 
 
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
@@ -229,14 +229,16 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     else:
         shape = _checks.static_shape("truncated_normal", shape)
         _checks.check_shape("truncated_normal", shape, *params)
-    return _truncated_normal_kernel(key, lower, upper, shape, dtype)
+    return _truncated_normal_kernel(key, _checks.operand("truncated_normal", lower),
+                                    _checks.operand("truncated_normal", upper),
+                                    shape=shape, dtype=dtype)
 
 
 def exponential(key, shape=(), dtype=None):
     """Exponential draws with rate 1 (density exp(-x) on x >= 0)."""
     key = _checks.as_key("exponential", key)
     shape = _checks.static_shape("exponential", shape)
-    return _exponential_kernel(key, shape, _checks.float_dtype("exponential", dtype))
+    return _exponential_kernel(key, shape=shape, dtype=_checks.float_dtype("exponential", dtype))
 
 
 def gumbel(key, shape=(), dtype=None, mode=None):
@@ -247,28 +249,28 @@ def gumbel(key, shape=(), dtype=None, mode=None):
     dtype = _checks.float_dtype("gumbel", dtype)
     mode = "low" if mode is None else mode
     _checks.check_mode("gumbel", mode, ("highest", "high", "low"))
-    return _gumbel_kernel(key, shape, dtype, mode)
+    return _gumbel_kernel(key, shape=shape, dtype=dtype, mode=mode)
 
 
 def cauchy(key, shape=(), dtype=None):
     """Standard Cauchy draws."""
     key = _checks.as_key("cauchy", key)
     shape = _checks.static_shape("cauchy", shape)
-    return _cauchy_kernel(key, shape, _checks.float_dtype("cauchy", dtype))
+    return _cauchy_kernel(key, shape=shape, dtype=_checks.float_dtype("cauchy", dtype))
 
 
 def laplace(key, shape=(), dtype=None):
     """Standard Laplace draws (density exp(-|x|) / 2)."""
     key = _checks.as_key("laplace", key)
     shape = _checks.static_shape("laplace", shape)
-    return _laplace_kernel(key, shape, _checks.float_dtype("laplace", dtype))
+    return _laplace_kernel(key, shape=shape, dtype=_checks.float_dtype("laplace", dtype))
 
 
 def logistic(key, shape=(), dtype=None):
     """Standard logistic draws."""
     key = _checks.as_key("logistic", key)
     shape = _checks.static_shape("logistic", shape)
-    return _logistic_kernel(key, shape, _checks.float_dtype("logistic", dtype))
+    return _logistic_kernel(key, shape=shape, dtype=_checks.float_dtype("logistic", dtype))
 
 
 def lognormal(key, sigma=1.0, shape=None, dtype=None):
@@ -280,4 +282,5 @@ def lognormal(key, sigma=1.0, shape=None, dtype=None):
     else:
         shape = _checks.static_shape("lognormal", shape)
         _checks.check_shape("lognormal", shape, _checks.shape_of(sigma))
-    return _lognormal_kernel(key, sigma, shape, dtype)
+    return _lognormal_kernel(key, _checks.operand("lognormal", sigma), shape=shape,
+                             dtype=dtype)

@@ -16,8 +16,8 @@ from yax import numpy as jnp
 from yax.core import dtypes
 from yax.core.trace import Tracer
 from yax.random import _checks, threefry
+from yax.random._kernel import Kernel
 from yax.random.continuous import _const, _gumbel, _uniform
-from yax.transforms.jit import jit
 
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
          64: np.dtype(np.uint64)}
@@ -75,8 +75,8 @@ def _randint_narrow(key, minval, maxval, shape, dtype):
     return _randint(key, minval, maxval, shape, np.dtype(np.int32)).astype(dtype)
 
 
-_bits_kernel = jit(threefry.random_bits, static_argnums=(1, 2))
-_randint_kernel = jit(_randint_narrow, static_argnums=(3, 4))
+_bits_kernel = Kernel(threefry.random_bits)
+_randint_kernel = Kernel(_randint_narrow)
 
 
 def bits(key, shape=(), dtype=None):
@@ -91,7 +91,7 @@ def bits(key, shape=(), dtype=None):
     if not dtypes.is_unsigned_int(dt):
         raise errors.DTypeError(f"yax.random.bits: dtype must be unsigned, got {dt}.")
     dt = dtypes.canonicalize(dt, warn=True)
-    return _bits_kernel(key, dt.itemsize * 8, shape)
+    return _bits_kernel(key, bit_width=dt.itemsize * 8, shape=shape)
 
 
 def randint(key, shape, minval, maxval, dtype=None):
@@ -105,7 +105,8 @@ def randint(key, shape, minval, maxval, dtype=None):
     shape = _checks.static_shape("randint", shape)
     dtype = _checks.int_dtype("randint", dtype)
     _checks.check_shape("randint", shape, _checks.shape_of(minval), _checks.shape_of(maxval))
-    return _randint_kernel(key, minval, maxval, shape, dtype)
+    return _randint_kernel(key, _checks.operand("randint", minval),
+                           _checks.operand("randint", maxval), shape=shape, dtype=dtype)
 
 
 # --- Bernoulli and categorical --------------------------------------------------------------
@@ -120,7 +121,7 @@ def _bernoulli(key, p, shape, mode):
     return lax.lt(_uniform(key, shape, dtype), jnp.broadcast_to(p, shape))
 
 
-_bernoulli_kernel = jit(_bernoulli, static_argnums=(2, 3))
+_bernoulli_kernel = Kernel(_bernoulli)
 
 
 def bernoulli(key, p=0.5, shape=None, mode="low"):
@@ -141,7 +142,7 @@ def bernoulli(key, p=0.5, shape=None, mode="low"):
     else:
         shape = _checks.static_shape("bernoulli", shape)
         _checks.check_shape("bernoulli", shape, _checks.shape_of(p))
-    return _bernoulli_kernel(key, p, shape, mode)
+    return _bernoulli_kernel(key, p, shape=shape, mode=mode)
 
 
 def _top_k_indices(x, k: int):
@@ -171,7 +172,7 @@ def _categorical(key, logits, shape, axis, replace, mode):
     return lax.reshape(lax.transpose(indices, order), shape)
 
 
-_categorical_kernel = jit(_categorical, static_argnums=(2, 3, 4, 5))
+_categorical_kernel = Kernel(_categorical)
 
 
 def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
@@ -207,7 +208,8 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
             raise _checks.RandomArgumentError(
                 f"yax.random.categorical: {k} samples without replacement cannot exceed the "
                 f"{logits.shape[axis]} categories of logits {logits.aval.str_short()}.")
-    return _categorical_kernel(key, logits, shape, axis, bool(replace), mode)
+    return _categorical_kernel(key, logits, shape=shape, axis=axis, replace=bool(replace),
+                               mode=mode)
 
 
 # --- permutations and choice ----------------------------------------------------------------
@@ -232,9 +234,9 @@ def _permutation(key, x, axis, independent):
     return jnp.take(x, order, axis=axis)
 
 
-_shuffle_kernel = jit(_shuffle, static_argnums=2)
-_permutation_kernel = jit(_permutation, static_argnums=(2, 3))
-_arange_shuffle_kernel = jit(lambda key, n: _shuffle(key, jnp.arange(n), 0), static_argnums=1)
+_shuffle_kernel = Kernel(_shuffle)
+_permutation_kernel = Kernel(_permutation)
+_arange_shuffle_kernel = Kernel(lambda key, n: _shuffle(key, jnp.arange(n), 0))
 
 
 def _concrete_int(name: str, x, what: str) -> int:
@@ -267,10 +269,10 @@ def permutation(key, x, axis=0, independent=False):
     if not _checks.shape_of(x):
         axis = _canonical_axis("permutation", axis, 1)
         n = _concrete_int("permutation", x, "x")
-        return _arange_shuffle_kernel(key, n)
+        return _arange_shuffle_kernel(key, n=n)
     x = jnp.asarray(x)
     axis = _canonical_axis("permutation", axis, x.ndim)
-    return _permutation_kernel(key, x, axis, bool(independent))
+    return _permutation_kernel(key, x, axis=axis, independent=bool(independent))
 
 
 def shuffle(key, x, axis=0):
@@ -280,7 +282,7 @@ def shuffle(key, x, axis=0):
     x = jnp.asarray(x)
     if x.ndim == 0:
         raise errors.ShapeError("yax.random.shuffle: x must have rank >= 1, got a scalar.")
-    return _shuffle_kernel(key, x, _canonical_axis("shuffle", axis, x.ndim))
+    return _shuffle_kernel(key, x, axis=_canonical_axis("shuffle", axis, x.ndim))
 
 
 def _searchsorted_left(sorted_1d, values):
@@ -315,7 +317,7 @@ def _choice(key, arr, p, shape, replace, axis, mode, n_inputs, scalar_a):
     return jnp.reshape(result, out_shape)
 
 
-_choice_kernel = jit(_choice, static_argnums=(3, 4, 5, 6, 7, 8))
+_choice_kernel = Kernel(_choice)
 
 
 def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
@@ -363,4 +365,5 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
                 f"{n_inputs}, got {p.aval.str_short()}.")
     mode = "low" if mode is None else mode
     _checks.check_mode("choice", mode, ("highest", "high", "low"))
-    return _choice_kernel(key, arr, p, shape, bool(replace), axis, mode, n_inputs, scalar_a)
+    return _choice_kernel(key, arr, p, shape=shape, replace=bool(replace), axis=axis, mode=mode,
+                          n_inputs=n_inputs, scalar_a=scalar_a)

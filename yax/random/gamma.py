@@ -22,8 +22,8 @@ from yax import errors
 from yax import lax_like as lax
 from yax import numpy as jnp
 from yax.random import _checks, threefry
+from yax.random._kernel import Kernel
 from yax.random.continuous import _const, _exponential, _normal, _uniform
-from yax.transforms.jit import jit
 from yax.transforms.vmap import vmap
 
 
@@ -113,9 +113,9 @@ def _dirichlet(key, alpha, shape, dtype):
     return unnormalized / jnp.sum(unnormalized, axis=-1, keepdims=True)
 
 
-_gamma_kernel = jit(_gamma, static_argnums=(2, 3, 4))
-_beta_kernel = jit(_beta, static_argnums=(3, 4))
-_dirichlet_kernel = jit(_dirichlet, static_argnums=(2, 3))
+_gamma_kernel = Kernel(_gamma)
+_beta_kernel = Kernel(_beta)
+_dirichlet_kernel = Kernel(_dirichlet)
 
 
 def _param_shape(name: str, shape, *params) -> tuple:
@@ -142,14 +142,18 @@ def gamma(key, a, shape=None, dtype=None):
     """
     key = _checks.as_key("gamma", key)
     dtype = _checks.float_dtype("gamma", dtype)
-    return _gamma_kernel(key, a, _param_shape("gamma", shape, a), dtype, False)
+    shape = _param_shape("gamma", shape, a)
+    return _gamma_kernel(key, _checks.operand("gamma", a), shape=shape, dtype=dtype,
+                         log_space=False)
 
 
 def loggamma(key, a, shape=None, dtype=None):
     """log of Gamma(a, 1) draws, computed in log space (accurate for tiny `a`)."""
     key = _checks.as_key("loggamma", key)
     dtype = _checks.float_dtype("loggamma", dtype)
-    return _gamma_kernel(key, a, _param_shape("loggamma", shape, a), dtype, True)
+    return _gamma_kernel(key, _checks.operand("loggamma", a),
+                         shape=_param_shape("loggamma", shape, a), dtype=dtype,
+                         log_space=True)
 
 
 def beta(key, a, b, shape=None, dtype=None):
@@ -159,7 +163,9 @@ def beta(key, a, b, shape=None, dtype=None):
     """
     key = _checks.as_key("beta", key)
     dtype = _checks.float_dtype("beta", dtype)
-    return _beta_kernel(key, a, b, _param_shape("beta", shape, a, b), dtype)
+    shape = _param_shape("beta", shape, a, b)
+    return _beta_kernel(key, _checks.operand("beta", a), _checks.operand("beta", b),
+                        shape=shape, dtype=dtype)
 
 
 def dirichlet(key, alpha, shape=None, dtype=None):
@@ -179,4 +185,4 @@ def dirichlet(key, alpha, shape=None, dtype=None):
         _checks.check_shape("dirichlet", shape, alpha_shape[:-1])
     if not isinstance(alpha, np.ndarray) and not hasattr(alpha, "aval"):
         alpha = np.asarray(alpha)
-    return _dirichlet_kernel(key, alpha, tuple(shape), dtype)
+    return _dirichlet_kernel(key, alpha, shape=tuple(shape), dtype=dtype)

@@ -13,15 +13,18 @@ import numpy as np
 from yax import errors
 from yax import lax_like as lax
 from yax.core import dtypes
+from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer
+from yax.interpreters import eager
 from yax.random import _checks, threefry
+from yax.random._kernel import Kernel
 from yax.runtime.array import Array
 from yax.transforms.jit import jit
 
 _IMPL_NAME = "threefry2x32"
 
 _seed_kernel = jit(threefry.seed)
-_split_kernel = jit(threefry.split, static_argnums=1)
+_split_kernel = Kernel(threefry.split)
 _fold_in_kernel = jit(
     lambda key, data: threefry.fold_in(key, lax.convert_element_type(data, np.uint32)))
 
@@ -113,7 +116,7 @@ def split(key, num=2):
     """
     key = _checks.as_key("split", key)
     shape = _checks.static_shape("split", num, "num")
-    return _split_kernel(key, shape)
+    return _split_kernel(key, shape=shape)
 
 
 def fold_in(key, data):
@@ -138,7 +141,8 @@ def fold_in(key, data):
         if not -2 ** 31 <= int(data) < 2 ** 32:
             raise errors.DTypeError(
                 f"yax.random.fold_in: data {int(data)} does not fit in 32 bits.")
-        return _fold_in_kernel(key, np.uint32(int(data) & 0xFFFFFFFF))
+        word = TypedScalar.of(int(data) & 0xFFFFFFFF, np.dtype(np.uint32), weak_type=False)
+        return _fold_in_kernel(key, eager.to_array(word))  # a cached device scalar
     raise errors.DTypeError(
         f"yax.random.fold_in takes an integer scalar, got {type(data).__name__} {data!r}.")
 

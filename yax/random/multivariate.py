@@ -10,8 +10,8 @@ from yax import errors
 from yax import numpy as jnp
 from yax.core import dtypes
 from yax.random import _checks
+from yax.random._kernel import Kernel
 from yax.random.continuous import _normal
-from yax.transforms.jit import jit
 
 _METHODS = ("svd", "eigh", "cholesky")
 
@@ -33,7 +33,7 @@ def _multivariate_normal(key, mean, cov, shape, dtype, method):
     return mean + jnp.einsum("...ij,...j->...i", factor, z)
 
 
-_mvn_kernel = jit(_multivariate_normal, static_argnums=(3, 4, 5))
+_mvn_kernel = Kernel(_multivariate_normal)
 
 
 def _promote_inexact(mean, cov):
@@ -84,4 +84,4 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     else:
         shape = _checks.static_shape("multivariate_normal", shape)
         _checks.check_shape("multivariate_normal", shape, mean.shape[:-1], cov.shape[:-2])
-    return _mvn_kernel(key, mean, cov, shape, dtype, method)
+    return _mvn_kernel(key, mean, cov, shape=shape, dtype=dtype, method=method)

@@ -323,3 +323,53 @@ def test_lu_permutation_matches_pivots():
     want = L.lu_pivots_to_permutation(piv, 6)
     np.testing.assert_array_equal(np.asarray(perm), np.asarray(want))
     assert sorted(np.asarray(perm)[0].tolist()) == list(range(6))
+
+
+def _crand(seed, shape):
+    return rand(seed, shape) + 1j * rand(seed + 100, shape)
+
+
+def test_complex_grads(x64):
+    h = _crand(30, (3, 3))
+    h = h @ h.conj().T + 3 * np.eye(3)
+    check_grads(L.cholesky, (h,), order=1)
+    check_grads(lambda a, b: L.triangular_solve(a, b, left_side=True, lower=True,
+                                                transpose_a=True, conjugate_a=True),
+                (h, _crand(31, (3, 2))), order=1)
+    check_grads(lambda a, b: L.triangular_solve(a, b, left_side=False, conjugate_a=True),
+                (h, _crand(32, (2, 3))), order=1)
+    check_grads(lambda x: L.eigh(x)[1], (h,), order=1)
+    check_grads(lambda x: L.svd(x, compute_uv=False), (_crand(33, (4, 3)),), order=1)
+    check_grads(lambda x: L.qr(x, full_matrices=False), (_crand(34, (4, 3)),), order=1)
+    check_grads(lambda x: L.lu(x)[0], (_crand(35, (3, 3)),), order=1)
+
+
+def test_complex_values():
+    h = _crand(36, (2, 4, 4)).astype(np.complex64)
+    h = h @ np.conj(np.swapaxes(h, -1, -2)) + 4 * np.eye(4, dtype=np.complex64)
+    np.testing.assert_allclose(np.asarray(L.cholesky(h)), np.linalg.cholesky(h), rtol=1e-4,
+                               atol=1e-4)
+    np.testing.assert_allclose(np.asarray(L.eigh(h)[1]), np.linalg.eigvalsh(h), rtol=1e-4)
+    np.testing.assert_allclose(np.asarray(L.svd(h, compute_uv=False)),
+                               np.linalg.svd(h, compute_uv=False), rtol=1e-4)
+    q, r = L.qr(h)
+    np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), h, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (3, 0), (0, 3)])
+def test_empty_matrices(shape):
+    a = np.zeros(shape, np.float32)
+    m, n = shape[-2:]
+    lu, piv, perm = L.lu(a)
+    assert lu.shape == shape and piv.shape == shape[:-2] + (0,)
+    np.testing.assert_array_equal(np.asarray(perm), np.broadcast_to(np.arange(m),
+                                                                     shape[:-2] + (m,)))
+    u, s, vh = L.svd(a)
+    assert s.shape == shape[:-2] + (0,) and u.shape == shape[:-2] + (m, m)
+    np.testing.assert_array_equal(np.asarray(vh), np.broadcast_to(np.eye(n), vh.shape))
+    q, r = L.qr(a)
+    assert q.shape == shape[:-2] + (m, m) and r.shape == shape
+    if m == n:
+        assert L.cholesky(a).shape == shape and L.eigh(a)[1].shape == shape[:-2] + (0,)
+        np.testing.assert_array_equal(np.asarray(yax.numpy.linalg.det(a)),
+                                      np.ones(shape[:-2]))

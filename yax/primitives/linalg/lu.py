@@ -62,6 +62,8 @@ def _permutation_lower(piv, piv_aval, perm_aval):
     perm_t = mlir.aval_type(perm_aval)
     i64 = ir.IntegerType.get_signless(64)
     start = hlo.iota(perm_t, ir.IntegerAttr.get(i64, nb))
+    if k == 0:  # empty matrix: no swaps (and no pivot to slice)
+        return start
     state = [_i32(0), piv, start]
     types = [v.type for v in state]
     op = hlo.WhileOp(types, state)

@@ -18,6 +18,7 @@ import numpy as np
 from yax import errors
 from yax.core.avals import ShapedArray
 from yax.core.primitive import Primitive
+from yax.interpreters import mlir
 from yax.interpreters.ad_util import Zero
 from yax.primitives._lax import lax
 from yax.primitives.linalg import _common as C
@@ -45,8 +46,8 @@ def _svd_lower(ctx, a, *, full_matrices, compute_uv):
     aval, = ctx.avals_in
     if not cc.is_cpu(ctx):
         cc.gpu_unsupported("svd")
-    if min(aval.shape[-2:]) == 0:
-        raise errors.ShapeError(f"svd: got an empty matrix {aval.str_short()}")
+    if min(aval.shape[-2:]) == 0:  # no singular values; u and vh are identities if square
+        return _empty_svd(ctx.avals_out)
     batch = aval.shape[:-2]
     s_aval = ctx.avals_out[0]
     # without vectors (mode 'N') gesdd still takes u / vh buffers, of the reduced shapes
@@ -62,6 +63,14 @@ def _svd_lower(ctx, a, *, full_matrices, compute_uv):
         return [s]
     return [s, cc.nan_where_failed(u, u_aval, info, batch),
             cc.nan_where_failed(vh, vh_aval, info, batch)]
+
+
+def _empty_svd(avals_out) -> list:
+    out = []
+    for a in avals_out:
+        eye = np.eye(a.shape[-2], a.shape[-1], dtype=a.dtype) if a.ndim >= 2 else 0
+        out.append(mlir.constant(np.broadcast_to(np.asarray(eye, a.dtype), a.shape).copy()))
+    return out
 
 
 def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):

@@ -35,7 +35,26 @@ def user_frame(skip: int = 1):
     return frame
 
 
+# While a staged jaxpr is re-run under another transformation (eval_jaxpr), the equations it
+# produces belong to the user line that created the original equation, not to whoever called the
+# transformation: eval_jaxpr sets this, and user code run from inside a rule clears it.
+replay_source: list = [None]
+
+
+class running_user_code:
+    """Context for calling user functions from inside a rule (custom_jvp/custom_vjp rules): the
+    lines they stage are their own."""
+
+    def __enter__(self):
+        self._prev, replay_source[0] = replay_source[0], None
+
+    def __exit__(self, *exc):
+        replay_source[0] = self._prev
+
+
 def user_location() -> tuple[str, int, str] | None:
+    if replay_source[0] is not None:
+        return tuple(replay_source[0])
     frame = user_frame(2)
     if frame is None:
         return None

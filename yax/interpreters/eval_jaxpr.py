@@ -10,6 +10,7 @@ from __future__ import annotations
 from yax.core.avals import TypedScalar
 from yax.core.ir import Jaxpr, Literal
 from yax.core.trace import bind
+from yax.errors import replay_source
 
 
 def eval_jaxpr(jaxpr: Jaxpr, consts, args) -> list:
@@ -22,12 +23,17 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, args) -> list:
     def read(a):
         return a.val if isinstance(a, Literal) else env[a]
 
-    for eqn in jaxpr.eqns:
-        outs = bind(eqn.primitive, *(read_typed(a, read) for a in eqn.inputs), **eqn.params)
-        if not eqn.primitive.multiple_results:
-            outs = [outs]
-        for v, x in zip(eqn.outvars, outs, strict=True):
-            env[v] = x
+    previous = replay_source[0]
+    try:
+        for eqn in jaxpr.eqns:
+            replay_source[0] = eqn.source or previous  # re-staged equations keep their line
+            outs = bind(eqn.primitive, *(read_typed(a, read) for a in eqn.inputs), **eqn.params)
+            if not eqn.primitive.multiple_results:
+                outs = [outs]
+            for v, x in zip(eqn.outvars, outs, strict=True):
+                env[v] = x
+    finally:
+        replay_source[0] = previous
     return [read(v) for v in jaxpr.outvars]
 
 

@@ -181,7 +181,8 @@ class custom_jvp(_CustomFunction):
         def jvp_flat(primals, tangents):
             p = tree_util.tree_unflatten(in_tree, _user_values(primals))
             t = tree_util.tree_unflatten(in_tree, _user_values(tangents))
-            result = user_jvp(*self._static_values(static), tuple(p), tuple(t))
+            with errors.running_user_code():
+                result = user_jvp(*self._static_values(static), tuple(p), tuple(t))
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 raise errors.CustomDerivativeError(
                     f"the JVP rule of custom_jvp function {name} must return a pair "
@@ -229,7 +230,8 @@ class custom_vjp(_CustomFunction):
 
         def fwd_flat(args):
             full = self._merge(static, tree_util.tree_unflatten(in_tree, _user_values(args)))
-            result = user_fwd(*full)
+            with errors.running_user_code():
+                result = user_fwd(*full)
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 raise errors.CustomDerivativeError(
                     f"the fwd rule of custom_vjp function {name} must return a pair "
@@ -240,9 +242,10 @@ class custom_vjp(_CustomFunction):
             return outs, [as_operand(r) for r in res], res_tree
 
         def bwd_flat(res_tree, res, cts):
-            result = user_bwd(*self._static_values(static),
-                              tree_util.tree_unflatten(res_tree, _user_values(res)),
-                              tree_util.tree_unflatten(out_tree, _user_values(cts)))
+            with errors.running_user_code():
+                result = user_bwd(*self._static_values(static),
+                                  tree_util.tree_unflatten(res_tree, _user_values(res)),
+                                  tree_util.tree_unflatten(out_tree, _user_values(cts)))
             return _bwd_cotangents(result, diff_args, in_tree, avals, name)
         return VJPRule(fwd_flat, bwd_flat, name)
 

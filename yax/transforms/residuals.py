@@ -68,9 +68,9 @@ class ResidualReport:
         lines = [f"{len(self.residuals)} residuals, {_fmt_bytes(self.total_bytes)} in total",
                  "by source line (largest first):"]
         for source, nbytes, count in self.by_line():
-            kept = "kept" if source.startswith("argument") else "recomputed"
+            fate = "keeps" if source.startswith("argument") else "recomputes"
             lines.append(f"  {_fmt_bytes(nbytes):>10}  {count:>3} x  {source}   "
-                         f"[under checkpoint: {kept}]")
+                         f"[checkpoint(f) {fate} these]")
         lines.append("each residual:")
         lines.extend("  " + r.describe() for r in self.residuals)
         if self.checkpointed_bytes is not None:

@@ -209,3 +209,17 @@ def test_solve_shape_mismatch():
 def test_norm_bad_ord():
     with pytest.raises(errors.YaxError, match="ord"):
         LA.norm(np.ones((2, 2), np.float32), 3)
+
+
+def test_array_api_norms_and_svdvals(x64):
+    import jax.numpy as jjnp
+
+    a = rand(20, (2, 3, 4))
+    for ord in (2, 1, np.inf):
+        for axis in (None, 1, (0, 2)):
+            close(LA.vector_norm(a, axis=axis, ord=ord),
+                  jjnp.linalg.vector_norm(a, axis=axis, ord=ord), np.float64)
+    close(LA.vector_norm(a, axis=(0, 2), keepdims=True),
+          jjnp.linalg.vector_norm(a, axis=(0, 2), keepdims=True), np.float64)
+    close(LA.matrix_norm(a, ord="nuc"), jjnp.linalg.matrix_norm(a, ord="nuc"), np.float64)
+    close(LA.svdvals(a), np.linalg.svd(a, compute_uv=False), np.float64)

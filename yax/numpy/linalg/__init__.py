@@ -17,8 +17,9 @@ from yax.numpy.linalg._decomp import (  # noqa: F401
     eigvalsh,
     qr,
     svd,
+    svdvals,
 )
-from yax.numpy.linalg._norm import norm  # noqa: F401
+from yax.numpy.linalg._norm import matrix_norm, norm, vector_norm  # noqa: F401
 from yax.numpy.linalg._solve import (  # noqa: F401
     SlogdetResult,
     cond,
@@ -33,4 +34,5 @@ from yax.numpy.linalg._solve import (  # noqa: F401
 )
 
 __all__ = ["cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_power",
-           "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "svd"]
+           "matrix_norm", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "svd",
+           "svdvals", "vector_norm"]

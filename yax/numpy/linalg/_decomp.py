@@ -111,3 +111,8 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
         return lax_linalg.svd(a, compute_uv=False)
     u, s, vh = lax_linalg.svd(a, full_matrices=full_matrices)
     return SVDResult(u, s, vh)
+
+
+def svdvals(x):
+    """Singular values (..., min(m, n)), descending (the array API's name)."""
+    return svd(x, compute_uv=False)

@@ -100,3 +100,28 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     if len(axes) == 2:
         return _matrix_norm(x, ord, axes, keepdims)
     raise errors.ShapeError(f"norm: axis must name one or two axes, got {axis!r}")
+
+
+def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
+    """The array API's vector norm: over all elements when axis is None, else over `axis`
+    (an int or a tuple, flattened together)."""
+    jnp = _jnp()
+    check_arraylike("vector_norm", x)
+    x, = promote_dtypes_inexact(to_operand(x))
+    x = jnp.asarray(x)
+    if axis is None:
+        out = _vector_norm(jnp.ravel(x), ord, 0, False)
+        return jnp.reshape(out, (1,) * x.ndim) if keepdims else out
+    axes = _axes("vector_norm", axis, x.ndim)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes[0], keepdims)
+    rest = [d for d in range(x.ndim) if d not in axes]
+    moved = jnp.transpose(x, rest + list(axes))
+    flat = jnp.reshape(moved, tuple(x.shape[d] for d in rest) + (-1,))
+    out = _vector_norm(flat, ord, -1, False)
+    return jnp.expand_dims(out, tuple(sorted(axes))) if keepdims else out
+
+
+def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
+    """The array API's matrix norm over the last two axes."""
+    return norm(x, ord, axis=(-2, -1), keepdims=keepdims)

@@ -373,3 +373,16 @@ def test_empty_matrices(shape):
         assert L.cholesky(a).shape == shape and L.eigh(a)[1].shape == shape[:-2] + (0,)
         np.testing.assert_array_equal(np.asarray(yax.numpy.linalg.det(a)),
                                       np.ones(shape[:-2]))
+
+
+@pytest.mark.parametrize("name", ["lu", "qr", "eigh", "svd", "cholesky"])
+def test_vmap_over_a_minor_axis(x64, name):
+    """The batch axis may be any axis of the input; outputs are stacked on out_axes."""
+    xs = spd(37, (3, 4, 4))
+    f = {"lu": L.lu, "qr": lambda x: L.qr(x, full_matrices=False), "eigh": L.eigh,
+         "svd": lambda x: L.svd(x, compute_uv=False), "cholesky": L.cholesky}[name]
+    got = yax.tree_util.tree_leaves(yax.vmap(f, in_axes=2, out_axes=-1)(np.moveaxis(xs, 0, 2)))
+    loop = [yax.tree_util.tree_leaves(f(x)) for x in xs]
+    for k, g in enumerate(got):
+        want = np.stack([np.asarray(o[k]) for o in loop], axis=-1)
+        np.testing.assert_allclose(np.asarray(g), want, rtol=1e-10, atol=1e-10)

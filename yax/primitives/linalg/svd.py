@@ -76,15 +76,17 @@ def _empty_svd(avals_out) -> list:
 def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     a, = primals
     a_dot, = tangents
-    outs = svd_p.bind(a, full_matrices=full_matrices, compute_uv=compute_uv)
     if type(a_dot) is Zero:
+        outs = svd_p.bind(a, full_matrices=full_matrices, compute_uv=compute_uv)
         return outs, [Zero(o.aval) for o in outs]
     m, n = a.shape[-2:]
     if compute_uv and full_matrices and m != n:
         raise errors.NotImplementedRuleError(
             f"svd: the derivative with full_matrices=True needs a square matrix, got "
             f"{a.aval.str_short()}; use full_matrices=False")
+    # one factorisation serves primal and tangent (for square a, full and reduced coincide)
     s, u, vh = svd_p.bind(a, full_matrices=False, compute_uv=True)
+    outs = [s, u, vh] if compute_uv else [s]
     v = C.H(vh)
     dp = C.matmul(C.H(u), C.matmul(a_dot, v))
     complex_ = np.dtype(a.dtype).kind == "c"
@@ -93,17 +95,15 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     if not compute_uv:
         return outs, [ds]
     f = lax.convert_element_type(safe_reciprocal_gaps(lax.mul(s, s)), a.dtype)
+    inv_s = _safe_inverse(s)
     dp_s, s_dp = C.scale_columns(dp, s), C.scale_rows(dp, s)
     inner_u = lax.mul(f, lax.add(dp_s, C.H(dp_s)))
     if complex_:  # the phase shared by u[:, i] and v[:, i] is fixed by keeping v's
-        inv_s = lax.div(_ones(s), s)
-        inner_u = lax.add(inner_u, C.scale_columns(
-            C.diag_embed(lax.mul(lax.sub(C.diag_part(dp), C.conj(C.diag_part(dp))), 0.5)),
-            inv_s))
+        half_imag = lax.mul(lax.sub(C.diag_part(dp), C.conj(C.diag_part(dp))), 0.5)
+        inner_u = lax.add(inner_u, C.scale_columns(C.diag_embed(half_imag), inv_s))
     du = C.matmul(u, inner_u)
     dv = C.matmul(v, lax.mul(f, lax.add(s_dp, C.H(s_dp))))
-    inv_s = lax.div(_ones(s), s)
-    if m > n:
+    if m > n:  # the part of da outside u's span moves u
         dav = C.matmul(a_dot, v)
         du = lax.add(du, C.scale_columns(lax.sub(dav, C.matmul(u, C.matmul(C.H(u), dav))),
                                          inv_s))
@@ -114,8 +114,11 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     return outs, [ds, du, C.H(dv)]
 
 
-def _ones(x):
-    return lax.broadcast_in_dim(np.ones((), x.dtype), tuple(x.shape), ())
+def _safe_inverse(s):
+    """1 / s, and 0 where s == 0 (zero singular values have no direction to follow)."""
+    ones = lax.broadcast_in_dim(np.ones((), s.dtype), tuple(s.shape), ())
+    zero = lax.eq(s, lax.sub(ones, ones))
+    return lax.select(zero, lax.sub(ones, ones), lax.div(ones, lax.select(zero, ones, s)))
 
 
 svd_p = Primitive("svd", multiple_results=True)

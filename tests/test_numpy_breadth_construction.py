@@ -1,0 +1,201 @@
+"""jnp construction, rearranging and padding (construction.py, rearrange.py, padding.py) against
+jax.numpy as the oracle: values and dtypes eagerly and under jit, derivatives in float64, vmap
+against a Python loop, and the static-shape errors."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp_ref
+import numpy as np
+import pytest
+
+import yax
+import yax.numpy as jnp
+from tests.harness import assert_close, check_eager_and_jit
+from yax import errors
+from yax.test_util import check_grads
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(3, 4)).astype(np.float32)
+XI = (np.arange(12).reshape(3, 4) * 3).astype(np.int32)
+
+
+def check(fn, *args, rtol=None, atol=None):
+    """`fn(module, *args)` with yax.numpy (eager and jit) matches it with jax.numpy."""
+    want = jax.tree_util.tree_map(np.asarray, fn(jnp_ref, *args))
+    return check_eager_and_jit(lambda *a: fn(jnp, *a), list(args), want, rtol=rtol, atol=atol)
+
+
+def check_vmap(f, *xs):
+    got = yax.vmap(f)(*xs)
+    want = [f(*(x[i] for x in xs)) for i in range(xs[0].shape[0])]
+    for g, w in zip(yax.tree_util.tree_leaves(got),
+                    [np.stack(ws) for ws in zip(*[yax.tree_util.tree_leaves(w) for w in want])],
+                    strict=True):
+        assert_close(g, w)
+
+
+CASES = {
+    "tril": lambda m, x: m.tril(x, 1),
+    "triu": lambda m, x: m.triu(x, -1),
+    "diag_of_2d": lambda m, x: m.diag(x, 1),
+    "diag_of_1d": lambda m, x: m.diag(x[0], -2),
+    "diagflat": lambda m, x: m.diagflat(x[:2, :2], 1),
+    "diagonal": lambda m, x: m.diagonal(x, -1),
+    "trace": lambda m, x: m.trace(x, 1),
+    "tile": lambda m, x: m.tile(x, (2, 1, 2)),
+    "repeat_scalar": lambda m, x: m.repeat(x, 2, axis=1),
+    "repeat_array": lambda m, x: m.repeat(x, np.array([1, 0, 2]), axis=0),
+    "repeat_flat": lambda m, x: m.repeat(x, 2),
+    "roll_multi": lambda m, x: m.roll(x, (1, -1), (0, 1)),
+    "roll_flat": lambda m, x: m.roll(x, 5),
+    "rot90_1": lambda m, x: m.rot90(x),
+    "rot90_2": lambda m, x: m.rot90(x, 2),
+    "rot90_3": lambda m, x: m.rot90(x, 3, axes=(1, 0)),
+    "append": lambda m, x: m.append(x, x[:1], axis=0),
+    "append_flat": lambda m, x: m.append(x, np.ones(2, np.float32)),
+    "delete": lambda m, x: m.delete(x, np.array([0, 2]), axis=1),
+    "delete_slice": lambda m, x: m.delete(x, slice(1, None, 2)),
+    "insert_scalar": lambda m, x: m.insert(x, 1, np.float32(7), axis=1),
+    "insert_block": lambda m, x: m.insert(x, 2, np.arange(3, dtype=np.float32), axis=1),
+    "insert_many": lambda m, x: m.insert(x, np.array([1, 3, 1]), np.float32(5), axis=1),
+    "resize": lambda m, x: m.resize(x, (5, 5)),
+    "select": lambda m, x: m.select([x > 0, x < -1], [x, -x], 1.5),
+    "piecewise": lambda m, x: m.piecewise(x, [x < 0, x > 1], [lambda v: -v, lambda v: 2 * v,
+                                                              0.5]),
+    "fill_diagonal": lambda m, x: m.fill_diagonal(x, np.float32(9), inplace=False),
+    "block": lambda m, x: m.block([[x, x[:, :1]], [x[:1], x[:1, :1]]]),
+    "vander": lambda m, x: m.vander(x[0], 3),
+    "kron": lambda m, x: m.kron(x[:2, :2], x[1:, 1:3]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_jax(name):
+    check(CASES[name], X)
+
+
+@pytest.mark.parametrize("name", ["tril", "trace", "tile", "repeat_array", "roll_multi",
+                                  "rot90_1", "delete", "insert_many", "resize"])
+def test_integer_inputs(name):
+    f = CASES[name]
+    check(lambda m, x: f(m, x) if "insert" not in name else m.insert(x, np.array([1, 3]), 5,
+                                                                     axis=1), XI)
+
+
+def test_index_helpers_match_jax():
+    check(lambda m: m.tril_indices(4, 1, 5))
+    check(lambda m: m.triu_indices(4, -1))
+    check(lambda m: m.diag_indices(3, 3))
+    check(lambda m: m.triu_indices_from(np.ones((3, 5))))
+    check(lambda m: m.indices((2, 3)))
+    check(lambda m: m.indices((2, 3), sparse=True))
+    i3, i4 = np.arange(3, dtype=np.int32), np.arange(4, dtype=np.int32)
+    check(lambda m, a, b: m.meshgrid(a, b, a), i3, np.arange(4.0, dtype=np.float32))
+    check(lambda m, a, b: m.meshgrid(a, b, indexing="ij", sparse=True), i3, i4)
+    idx = jnp.ix_(np.array([0, 2]), np.array([1, 3]))
+    ref_idx = jnp_ref.ix_(np.array([0, 2]), np.array([1, 3]))
+    assert_close(jnp.asarray(X)[idx], np.asarray(X)[tuple(np.asarray(i) for i in ref_idx)])
+
+
+def test_logspace_geomspace():
+    check(lambda m: m.logspace(0, 2, 5), rtol=1e-5)
+    check(lambda m: m.logspace(1, 3, 4, base=2.0, endpoint=False), rtol=1e-5)
+    check(lambda m: m.geomspace(1, 1000, 4), rtol=1e-5)
+    check(lambda m: m.geomspace(-1, -1000, 4), rtol=1e-5)
+
+
+def test_ravel_unravel():
+    i, j = np.array([1, 2, 0], np.int32), np.array([3, 0, 2], np.int32)
+    assert_close(jnp.ravel_multi_index((i, j), (3, 4)), jnp_ref.ravel_multi_index((i, j), (3, 4)))
+    check(lambda m, a, b: m.ravel_multi_index((a, b), (3, 4), "clip", order="F"), i, j)
+    check(lambda m, a, b: m.ravel_multi_index((a + 5, b), (3, 4), mode="clip"), i, j)
+    check(lambda m, a, b: m.ravel_multi_index((a - 4, b), (3, 4), mode="wrap"), i, j)
+    flat = np.array([1, 7, -1, 20, -30, 11], np.int32)
+    check(lambda m, f: m.unravel_index(f, (3, 4)), flat)
+    with pytest.raises(ValueError, match="invalid entry"):
+        jnp.ravel_multi_index((np.array([3]), np.array([0])), (3, 4))
+    with pytest.raises(errors.ConcretizationError, match="mode='clip'"):
+        yax.jit(lambda a: jnp.ravel_multi_index((a, a), (3, 4)))(np.array([1], np.int32))
+
+
+def test_fill_diagonal_wrap_and_values_against_numpy():
+    want = np.zeros((5, 3), np.float32)
+    np.fill_diagonal(want, np.array([1.0, 2.0]), wrap=True)
+    got = jnp.fill_diagonal(np.zeros((5, 3), np.float32), np.array([1.0, 2.0], np.float32),
+                            wrap=True, inplace=False)
+    assert_close(got, want)
+    with pytest.raises(NotImplementedError, match="inplace=False"):
+        jnp.fill_diagonal(X, 1.0)
+
+
+def test_traced_repeat_roll_delete():
+    f = yax.jit(lambda r: jnp.repeat(X, r, axis=0, total_repeat_length=5))
+    assert_close(f(np.array([1, 0, 2], np.int32)),
+                 jnp_ref.repeat(X, np.array([1, 0, 2]), axis=0, total_repeat_length=5))
+    assert_close(f(np.array([1, 1, 1], np.int32)),  # fewer than 5: the last row repeats
+                 jnp_ref.repeat(X, np.array([1, 1, 1]), axis=0, total_repeat_length=5))
+    g = yax.jit(lambda s: jnp.roll(X, s, 1))
+    for s in (-5, 0, 3, 9):
+        assert_close(g(np.int32(s)), np.roll(X, s, 1))
+    h = yax.jit(lambda i: jnp.delete(X, i, axis=1, assume_unique_indices=True))
+    assert_close(h(np.array([0, 2], np.int32)), np.delete(X, [0, 2], axis=1))
+    with pytest.raises(errors.ConcretizationError, match="total_repeat_length"):
+        yax.jit(lambda r: jnp.repeat(X, r, axis=0))(np.array([1, 0, 2], np.int32))
+
+
+PAD_MODES = [("constant", {}), ("constant", {"constant_values": ((1, 2), (3, 4))}),
+             ("edge", {}), ("reflect", {}), ("symmetric", {}), ("wrap", {}),
+             ("reflect", {"reflect_type": "odd"}), ("symmetric", {"reflect_type": "odd"}),
+             ("linear_ramp", {}), ("linear_ramp", {"end_values": (5, -3)}), ("maximum", {}),
+             ("minimum", {"stat_length": 2}), ("mean", {}),
+             ("mean", {"stat_length": ((1, 2), (2, 3))}), ("median", {})]
+
+
+@pytest.mark.parametrize("mode,kw", PAD_MODES, ids=[f"{m}-{i}" for i, (m, _) in
+                                                    enumerate(PAD_MODES)])
+@pytest.mark.parametrize("width", [2, ((0, 7), (2, 9))], ids=["w2", "wbig"])
+def test_pad_matches_jax(mode, kw, width):
+    check(lambda m, x: m.pad(x, width, mode, **kw), X)
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "wrap", "maximum", "mean"])
+def test_pad_integers(mode):
+    check(lambda m, x: m.pad(x, ((1, 2), (3, 0)), mode), XI)
+
+
+def test_pad_errors():
+    with pytest.raises(ValueError, match="unknown mode"):
+        jnp.pad(X, 1, "bogus")
+    with pytest.raises(ValueError, match="unsupported keyword"):
+        jnp.pad(X, 1, "edge", constant_values=3)
+    with pytest.raises(errors.ConcretizationError, match="pad_width"):
+        yax.jit(lambda w: jnp.pad(X, w))(np.int32(1))
+
+
+def test_grads(x64):
+    x = RNG.normal(size=(3, 4))
+    for f in [lambda a: jnp.tril(a, 1), lambda a: jnp.trace(a), lambda a: jnp.diag(a[0]),
+              lambda a: jnp.repeat(a, np.array([2, 0, 1]), 0), lambda a: jnp.roll(a, 2, 1),
+              lambda a: jnp.insert(a, 1, a[:, 0], axis=1), lambda a: jnp.delete(a, 1, 0),
+              lambda a: jnp.pad(a, 2, "reflect"), lambda a: jnp.pad(a, 2, "linear_ramp"),
+              lambda a: jnp.pad(a, (1, 2), "mean"), lambda a: jnp.pad(a, 1, "maximum"),
+              lambda a: jnp.pad(a, 3, "symmetric", reflect_type="odd"),
+              lambda a: jnp.select([a > 0], [a * a], -a),
+              lambda a: jnp.fill_diagonal(a, a[0, :3], inplace=False),
+              lambda a: jnp.kron(a[:2, :2], a[1:, 2:])]:
+        check_grads(f, (x,), order=1, modes=("fwd", "rev"))
+
+
+def test_vmap_matches_loop():
+    xs = RNG.normal(size=(3, 4, 4)).astype(np.float32)
+    check_vmap(lambda a: jnp.triu(a, 1), xs)
+    check_vmap(lambda a: jnp.trace(a), xs)
+    check_vmap(lambda a: jnp.diagonal(a, 1), xs)
+    check_vmap(lambda a: jnp.roll(a, 1, 0), xs)
+    check_vmap(lambda a: jnp.pad(a, 2, "reflect"), xs)
+    check_vmap(lambda a: jnp.pad(a, 1, "median"), xs)
+    check_vmap(lambda a: jnp.insert(a, 2, 0.0, axis=0), xs)
+    check_vmap(lambda a, s: jnp.roll(a, s, 1), xs, np.array([0, 1, -3], np.int32))
+    check_vmap(lambda a, r: jnp.repeat(a[0], r, total_repeat_length=6),
+               xs, np.array([[1, 2, 3, 0], [0, 0, 0, 6], [2, 2, 2, 2]], np.int32))

@@ -386,3 +386,34 @@ def test_vmap_over_a_minor_axis(x64, name):
     for k, g in enumerate(got):
         want = np.stack([np.asarray(o[k]) for o in loop], axis=-1)
         np.testing.assert_allclose(np.asarray(g), want, rtol=1e-10, atol=1e-10)
+
+
+def test_upper_triangle_variants_grads(x64):
+    a = spd(38, (3, 3))
+    check_grads(lambda x: L.eigh(x, lower=False, symmetrize_input=False)[1], (a,), order=1)
+    junk = a + np.tril(rand(39, (3, 3)), -1)
+    w = np.asarray(L.eigh(junk, lower=False, symmetrize_input=False)[1])
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a, UPLO="U"), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["cholesky", "lu", "qr", "eigh", "svd"])
+def test_jvp_matches_jax(x64, name):
+    """Same LAPACK routines, same conventions: tangents agree with jax's."""
+    import jax
+
+    a = spd(40, (4, 4)) + 0.3 * rand(41, (4, 4))  # well conditioned, not symmetric
+    t = rand(42, (4, 4))
+    if name in ("cholesky", "eigh"):
+        a, t = a + a.T, t + t.T
+    ours = {"cholesky": L.cholesky, "lu": lambda x: L.lu(x)[0],
+            "qr": lambda x: L.qr(x, full_matrices=False), "eigh": L.eigh,
+            "svd": lambda x: L.svd(x, full_matrices=False)}[name]
+    theirs = {"cholesky": jax.lax.linalg.cholesky, "lu": lambda x: jax.lax.linalg.lu(x)[0],
+              "qr": lambda x: jax.lax.linalg.qr(x, full_matrices=False),
+              "eigh": jax.lax.linalg.eigh,
+              "svd": lambda x: jax.lax.linalg.svd(x, full_matrices=False)}[name]
+    _, got = yax.jvp(ours, (a,), (t,))
+    _, want = jax.jvp(theirs, (a,), (t,))
+    for g, w in zip(yax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want),
+                    strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-8, atol=1e-8)

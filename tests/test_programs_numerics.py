@@ -49,7 +49,7 @@ def program_gp_marginal_likelihood(m: Api, data):
         val, g = step(theta)
         theta = theta - 0.02 * g
         vals.append(val)
-    return jnp.stack(vals), theta, posterior_mean(theta)
+    return jnp.stack(vals), theta, m.jax.jit(posterior_mean)(theta)
 
 
 def program_least_squares(m: Api, data):
@@ -67,15 +67,18 @@ def program_least_squares(m: Api, data):
     def val_err(log_lam):
         return jnp.mean((av @ ridge(jnp.exp(log_lam)) - bv) ** 2)
 
-    lam = 0.5
-    aug = jnp.concatenate([a, jnp.sqrt(lam) * jnp.eye(a.shape[1], dtype=dt)])
-    baug = jnp.concatenate([b, jnp.zeros(a.shape[1], dt)])
-    w_lstsq = jnp.linalg.lstsq(aug, baug)[0]
-    q, r = jnp.linalg.qr(aug)
-    w_qr = m.scipy.linalg.solve_triangular(r, q.T @ baug)
-    sign, logdet = jnp.linalg.slogdet(a.T @ a)
-    return (ridge(lam), w_lstsq, w_qr, m.jax.value_and_grad(val_err)(jnp.log(lam)), sign,
-            logdet)
+    @m.jax.jit
+    def everything(lam):
+        aug = jnp.concatenate([a, jnp.sqrt(lam) * jnp.eye(a.shape[1], dtype=dt)])
+        baug = jnp.concatenate([b, jnp.zeros(a.shape[1], dt)])
+        w_lstsq = jnp.linalg.lstsq(aug, baug)[0]
+        q, r = jnp.linalg.qr(aug)
+        w_qr = m.scipy.linalg.solve_triangular(r, q.T @ baug)
+        sign, logdet = jnp.linalg.slogdet(a.T @ a)
+        return (ridge(lam), w_lstsq, w_qr, m.jax.value_and_grad(val_err)(jnp.log(lam)), sign,
+                logdet)
+
+    return everything(jnp.asarray(0.5, dt)), jnp.linalg.solve(a[:3], b[:3])
 
 
 def program_random_sampling(m: Api, data):
@@ -84,7 +87,7 @@ def program_random_sampling(m: Api, data):
     rnd, jnp = m.random, m.jnp
     key = rnd.PRNGKey(42)
     draws = []
-    for i in range(3):
+    for i in range(2):
         key, k1, k2, k3 = rnd.split(key, 4)
         draws.append({"normal": rnd.normal(k1, (3, 2)), "uniform": rnd.uniform(k2, (4,), minval=-1,
                                                                                  maxval=2),
@@ -272,12 +275,10 @@ CASES = [
     pytest.param(program_custom_jvp, {"x": (7,)}, 1e-5, marks=needs("custom_vjp"),
                  id="custom_jvp"),
 ]
-LINALG_CASES = [
-    pytest.param(program_gp_marginal_likelihood, {"x": (12, 2), "noise": (12,), "xt": (5, 2)},
-                 marks=needs("scipy.linalg.cho_solve"), id="gp_marginal_likelihood"),
-    pytest.param(program_least_squares, {"a": (10, 3), "b": (10,)},
-                 marks=needs("numpy.linalg.lstsq"), id="least_squares"),
-]
+GP_CASE = pytest.param(program_gp_marginal_likelihood, {"x": (12, 2), "noise": (12,), "xt": (5, 2)},
+                       marks=needs("scipy.linalg.cho_solve"), id="gp_marginal_likelihood")
+LSQ_CASE = pytest.param(program_least_squares, {"a": (10, 3), "b": (10,)},
+                        marks=needs("numpy.linalg.lstsq"), id="least_squares")
 
 
 @pytest.mark.parametrize("program,shapes,tol", CASES)
@@ -285,12 +286,12 @@ def test_numerics_programs(program, shapes, tol):
     run_program(program, rng_data(3, **shapes), rtol=tol, atol=tol, exact=tol == 0)
 
 
-@pytest.mark.parametrize("program,shapes", LINALG_CASES)
+@pytest.mark.parametrize("program,shapes", [GP_CASE, LSQ_CASE])
 def test_linalg_programs_f32(program, shapes):
     run_program(program, rng_data(4, **shapes), rtol=2e-4, atol=2e-4)
 
 
-@pytest.mark.parametrize("program,shapes", LINALG_CASES)
+@pytest.mark.parametrize("program,shapes", [GP_CASE])
 def test_linalg_programs_f64(program, shapes, x64):
     out = run_program(program, rng_data(4, **shapes), rtol=1e-9, atol=1e-9)
     assert np.asarray(out[0]).dtype == np.float64

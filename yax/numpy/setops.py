@@ -92,6 +92,8 @@ def _unravel_static(flat, shape) -> list:
 
 def flatnonzero(a, *, size: int | None = None, fill_value=None):
     """Indices of the nonzero elements of the flattened `a` (`size=` under jit)."""
+    if size is None:
+        need_size("flatnonzero", a)
     return nonzero(manipulation.ravel(arr("flatnonzero", a)), size=size,
                    fill_value=fill_value)[0]
 
@@ -99,6 +101,8 @@ def flatnonzero(a, *, size: int | None = None, fill_value=None):
 def argwhere(a, *, size: int | None = None, fill_value=None):
     """Indices of the nonzero elements as a (count, ndim) array (`size=` under jit)."""
     a = arr("argwhere", a)
+    if size is None:
+        need_size("argwhere", a)
     if a.ndim == 0:
         out = argwhere(manipulation.reshape(a, (1,)), size=size, fill_value=fill_value)
         return out[:, :0]
@@ -114,6 +118,9 @@ def where(condition, x=None, y=None, /, *, size: int | None = None, fill_value=N
       Array([-1.,  1.,  1.], dtype=float32)
     """
     if x is None and y is None:
+        if size is None:
+            need_size("where", condition, what="with one argument its output shape depends on "
+                      "the values")
         return nonzero(condition, size=size, fill_value=fill_value)
     if size is not None or fill_value is not None:
         raise ValueError("jnp.where: size and fill_value only apply to the one-argument form")
@@ -189,11 +196,11 @@ def _unique_core(name, mat, valid, size, fill_value, equal_nan, want_inverse=Fal
     if size is None:
         need_size(name, mat, valid)
         size = int(np.sum(np.asarray(first)))
-    pos, ok, count = true_positions(first, int(size))
-    # positions past the last group act as `nvalid` so the counts there come out 0
-    pos_c = ufuncs.where(ok, pos, nvalid)
-    nxt = manipulation.concatenate([pos_c[1:], manipulation.reshape(nvalid, (1,))])
-    counts = nxt - pos_c
+    # one position more than requested, so a truncated result still counts its last group
+    pos_all, ok_all, _ = true_positions(first, int(size) + 1)
+    pos_c = ufuncs.where(ok_all, pos_all, nvalid)  # past the last group: counts come out 0
+    counts = pos_c[1:] - pos_c[:-1]
+    pos, ok = pos_all[:size], ok_all[:size]
     safe = ufuncs.minimum(pos, n - 1)
     rows = perm[safe]
     values = mat[rows]
@@ -331,11 +338,10 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
     perm_b = lax.sort((b, lax.iota(index_dtype(), b.shape[0])), dimension=0, num_keys=1)
     pos = ufuncs.minimum(searchsorted(perm_b[0], values), max(b.shape[0] - 1, 0))
     ind2 = perm_b[1][pos]
-    if size is not None:
-        n_found = reductions.sum(res.counts > 0)
-        ok = lax.iota(index_dtype(), values.shape[0]) < n_found
-        ind2 = ufuncs.where(ok, ind2, 0)
-        return values, ufuncs.where(ok, res.index, 0), ind2
+    if size is not None:  # JAX pads the indices with the lengths of the inputs
+        ok = res.counts > 0
+        return (values, ufuncs.where(ok, res.index, a.shape[0]),
+                ufuncs.where(ok, ind2, b.shape[0]))
     return values, res.index, ind2
 
 

@@ -359,30 +359,33 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
 def i0(x):
     """The modified Bessel function of the first kind, order 0 (real inputs).
 
-    A power series for |x| <= 15 and the asymptotic expansion beyond; differentiable."""
+    The power series sum_k (x^2/4)^k / (k!)^2 for |x| <= 30 (its terms as one running product,
+    all positive, so no cancellation) and the asymptotic expansion beyond; differentiable."""
     x, = promote_dtypes_inexact(arr("i0", x))
     x = arr("i0", x)
     if dtypes.is_complex(x.dtype):
         raise NotImplementedError("jnp.i0 of complex inputs is not supported")
     comp = np.float64 if x.dtype == np.float64 else np.float32
     ax = ufuncs.abs(manipulation.astype(x, comp))
-    small = ax <= 15.0
+    small = ax <= _I0_SWITCH
     xs = ufuncs.where(small, ax, creation.zeros((), comp))
-    q = (xs * xs) * 0.25
-    term = creation.ones((), comp) + xs * 0
-    total = term
-    for k in range(1, 60):  # terms (x/2)^(2k) / (k!)^2; at x = 15 they vanish by k ~ 50
-        term = term * q / float(k * k)
-        total = total + term
-    xl = ufuncs.where(small, creation.full((), 16.0, comp), ax)
+    q = manipulation.expand_dims(xs * xs * 0.25, -1)
+    k = np.arange(1, _I0_TERMS + 1, dtype=comp)
+    terms = reductions.cumprod(q / creation.asarray(k * k, comp), axis=-1)
+    total = 1.0 + reductions.sum(terms, axis=-1)
+    xl = ufuncs.where(small, creation.full((), 2.0 * _I0_SWITCH, comp), ax)
     inv = 1.0 / (8.0 * xl)
     series = creation.ones((), comp) + xl * 0
     coef = 1.0
-    for k in range(1, 12):  # prod (2j-1)^2 / (k! (8x)^k)
-        coef = coef * (2 * k - 1) ** 2 / k
-        series = series + coef * ufuncs.power(inv, k)
+    for n in range(1, 12):  # coefficients ((2n-1)!!)^2 / n! of (8x)^-n
+        coef = coef * (2 * n - 1) ** 2 / n
+        series = series + coef * ufuncs.power(inv, n)
     large = ufuncs.exp(xl) / ufuncs.sqrt(2.0 * np.pi * xl) * series
     return manipulation.astype(ufuncs.where(small, total, large), x.dtype)
+
+
+_I0_SWITCH = 30.0
+_I0_TERMS = 90  # at x = 30 the ratio of successive terms is 225 / k^2: tiny by k = 90
 
 
 # --- predicates ---------------------------------------------------------------------------

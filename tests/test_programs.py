@@ -92,8 +92,10 @@ def assert_trees_agree(got, want, *, rtol: float, atol: float, exact: bool = Fal
         assert g.dtype == w.dtype, f"leaf {i}: dtype {g.dtype} != {w.dtype}"
         if exact or g.dtype.kind in "biu":
             np.testing.assert_array_equal(g, w, err_msg=f"leaf {i}")
-        else:
-            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=f"leaf {i}")
+        else:  # via float64/complex128: NumPy cannot subtract bfloat16 arrays
+            wide = np.complex128 if g.dtype.kind == "c" else np.float64
+            np.testing.assert_allclose(g.astype(wide), w.astype(wide), rtol=rtol, atol=atol,
+                                       err_msg=f"leaf {i}")
 
 
 def run_program(program, data: dict, *, rtol: float = 1e-5, atol: float = 1e-6,

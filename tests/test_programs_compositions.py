@@ -1,7 +1,8 @@
 """Whole programs (run with jax and with yax, see test_programs.py) that nest transformations in
 the ways real code does: vmapped ensembles of training steps, forward mode through reverse scans,
 linearize reused for many tangents, embedding gradients with repeated indices, batched linear
-algebra, and reparameterised sampling."""
+algebra, reparameterised sampling, remat inside scan, cond inside scan under vmap, stop_gradient
+targets, eigh gradients, second derivatives through scan, mixed precision and integer code."""
 
 from __future__ import annotations
 
@@ -128,6 +129,131 @@ def program_reparameterised_elbo(m: Api, data):
     return params, key, jnp.stack(vals)
 
 
+def program_remat_scan(m: Api, data):
+    """A scan whose body is wrapped in jax.checkpoint (recomputed in the backward pass); grad
+    and a jitted hessian through it."""
+    jnp = m.jnp
+    xs, w = jnp.asarray(data["xs"]), jnp.asarray(data["w"]) * 0.5
+
+    def loss(w):
+        body = m.jax.checkpoint(lambda h, x: (jnp.sin(h @ w + x), jnp.sum(h)))
+        h, ys = m.lax.scan(body, jnp.zeros(3), xs)
+        return jnp.sum(h) + jnp.sum(ys)
+
+    return m.jax.grad(loss)(w), m.jax.jit(m.jax.hessian(loss))(w)
+
+
+def program_cond_in_scan(m: Api, data):
+    """A data-dependent lax.cond inside a scan body, differentiated per example under vmap
+    (batched parameters, unbatched predicate) and summed over a vmap (batched carry)."""
+    jnp = m.jnp
+    xs = jnp.asarray(data["xs"])
+
+    def f(a):
+        def body(c, x):
+            c = m.lax.cond(x[0] > 0, lambda c: c * a + x[1], lambda c: c - a * x[2], c)
+            return c, c
+        return jnp.sum(m.lax.scan(body, 1.0, xs)[1])
+
+    a = jnp.asarray(data["a"])
+    return m.jax.vmap(m.jax.grad(f))(a), m.jax.grad(lambda a: jnp.sum(m.jax.vmap(f)(a)))(a)
+
+
+def program_td_target(m: Api, data):
+    """A Q-learning TD loss whose target network is held fixed by lax.stop_gradient; grad with
+    separate and shared target weights."""
+    jnp = m.jnp
+    w, x = jnp.asarray(data["w"]), jnp.asarray(data["x"])
+
+    def td_loss(w, w_target):
+        target = 1.0 + 0.9 * jnp.max(x @ m.lax.stop_gradient(w_target), axis=1)
+        return jnp.mean(((x @ w)[:, 0] - target) ** 2)
+
+    return m.jax.grad(td_loss)(w, w * 1.1), m.jax.grad(lambda w: td_loss(w, w))(w)
+
+
+def program_eigh_objective(m: Api, data):
+    """Gradient of a function of eigenvalues and an eigenvector (sign-invariant) of a
+    symmetric matrix with well-separated eigenvalues."""
+    jnp = m.jnp
+    a = jnp.asarray(data["a3"])
+    s = a + a.T + jnp.eye(3) * jnp.asarray([0.0, 4.0, 9.0])
+
+    def f(s):
+        vals, vecs = jnp.linalg.eigh(s)
+        return jnp.sum(vals ** 2) + jnp.sum(jnp.abs(vecs[:, 0]))
+
+    return m.jax.grad(f)(s), jnp.linalg.eigvalsh(s)
+
+
+def program_nested_vmap_axes(m: Api, data):
+    """vmap of vmap with pytree in_axes (a dict prefix) and per-leaf out_axes."""
+    jnp = m.jnp
+    x, w = jnp.asarray(data["x"]), jnp.asarray(data["w"])
+
+    def f(p, v):
+        return {"out": jnp.tanh(p["w"] @ v), "norm": jnp.sum(v ** 2)}
+
+    g = m.jax.vmap(m.jax.vmap(f, in_axes=(None, 0)), in_axes=({"w": 0}, None),
+                   out_axes={"out": 1, "norm": 0})
+    return g({"w": jnp.stack([w, 2 * w])}, x)
+
+
+def program_hessian_scan(m: Api, data):
+    """Second derivatives through a scan: hessian (forward-over-reverse) and jacfwd(jacrev)."""
+    jnp = m.jnp
+    x0 = jnp.asarray(data["x"])[0]
+
+    def f(x):
+        c, _ = m.lax.scan(lambda c, _: (c * jnp.cos(c) + x, None), x, None, length=5)
+        return jnp.sum(c ** 2)
+
+    return m.jax.hessian(f)(x0), m.jax.jacfwd(m.jax.jacrev(f))(x0)
+
+
+def program_mixed_precision(m: Api, data):
+    """bfloat16 and float16 compute with float32 master weights: casts in the forward pass,
+    gradients cast back to float32."""
+    jnp = m.jnp
+    x, w = jnp.asarray(data["x"]), jnp.asarray(data["w"])
+
+    def loss_bf16(w):
+        h = m.nn.relu(x.astype(jnp.bfloat16) @ w.astype(jnp.bfloat16)).astype(jnp.float32)
+        return jnp.mean(h ** 2)
+
+    def loss_f16(w):
+        return jnp.sum(jnp.tanh(x.astype(jnp.float16) @ w.astype(jnp.float16))).astype(
+            jnp.float32)
+
+    return (m.jax.grad(loss_bf16)(w), m.jax.jit(m.jax.grad(loss_f16))(w),
+            x.astype(jnp.bfloat16) * 2.5)
+
+
+def program_integer_preprocessing(m: Api, data):
+    """Integer feature engineering before a float model: quantisation, floor division and
+    modulo, cumulative sums, sorting, shifts, clipping, weak-typed scalar arithmetic."""
+    jnp = m.jnp
+    x = jnp.asarray(data["x"])
+    i = (x * 10).astype(jnp.int32)
+    return (i // 3, i % 3, jnp.cumsum(i, axis=0), jnp.argsort(x, axis=0), jnp.sort(i, axis=1),
+            i >> 1, jnp.where(i > 0, i, -i), jnp.clip(i, -2, 2), (x > 0).sum(),
+            jnp.round(x, 1), x.astype(jnp.int8), jnp.floor_divide(x, 0.3),
+            jnp.remainder(x, 0.3), i * 2.5, jnp.arange(3) + True, jnp.asarray(3) / 2)
+
+
+def program_jacrev_with_aux(m: Api, data):
+    """jacrev/jacfwd with has_aux=True and argnums=(0, 1) (a residual function returning
+    diagnostics as aux)."""
+    jnp = m.jnp
+    x = jnp.asarray(data["x"])[0]
+
+    def f(x, y):
+        return jnp.sin(x) * y, jnp.sum(x)
+
+    return (m.jax.jacrev(f, argnums=(0, 1), has_aux=True)(x, 2.0),
+            m.jax.jacfwd(f, has_aux=True)(x, 2.0))
+
+
 CASES = [
     pytest.param(program_ensemble_training, {"x": (12, 4), "y": (12,), "w0": (5, 4)}, 2e-5,
                  id="ensemble_training"),
@@ -139,6 +265,22 @@ CASES = [
                  marks=needs("scipy.linalg.solve_triangular"), id="batched_linalg"),
     pytest.param(program_reparameterised_elbo, {"obs": (3,)}, 2e-5,
                  marks=needs("random.normal"), id="reparameterised_elbo"),
+    pytest.param(program_remat_scan, {"xs": (5, 3), "w": (3, 3)}, 2e-5,
+                 marks=needs("checkpoint"), id="remat_scan"),
+    pytest.param(program_cond_in_scan, {"xs": (5, 3), "a": (4,)}, 2e-5, id="cond_in_scan"),
+    pytest.param(program_td_target, {"w": (3, 3), "x": (4, 3)}, 1e-5, id="td_target"),
+    pytest.param(program_eigh_objective, {"a3": (3, 3)}, 1e-4,
+                 marks=needs("numpy.linalg.eigh"), id="eigh_objective"),
+    pytest.param(program_nested_vmap_axes, {"x": (4, 3), "w": (3, 3)}, 1e-5,
+                 id="nested_vmap_axes"),
+    pytest.param(program_hessian_scan, {"x": (4, 3)}, 2e-5, id="hessian_scan"),
+    pytest.param(program_mixed_precision, {"x": (4, 3), "w": (3, 5)}, 1e-2,
+                 id="mixed_precision"),
+    pytest.param(program_integer_preprocessing, {"x": (4, 3)}, 1e-6,
+                 id="integer_preprocessing"),
+    pytest.param(program_jacrev_with_aux, {"x": (4, 3)}, 1e-5, id="jacrev_with_aux",
+                 marks=pytest.mark.xfail(strict=True, raises=NotImplementedError, reason=(
+                     "yax gap: jacrev(has_aux=True) raises NotImplementedError"))),
 ]
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.trace import Tracer
+from yax.core.trace import Tracer, current_trace
 from yax.runtime.array import Array
 
 
@@ -154,11 +154,13 @@ def dtype_of(x) -> np.dtype:
 
 
 def operand(name: str, x):
-    """Python scalars become (cached, weakly typed) 0-d Arrays, so a kernel called with them
-    takes jit's fast path; everything else passes through."""
-    if not dtypes.is_python_scalar(x):
-        return x
+    """Eagerly, Python scalars become (cached, weakly typed) 0-d Arrays, so a kernel called
+    with them takes jit's fast path. Under a transformation they stay Python scalars, i.e.
+    literals of the staged program, as in jax (XLA may then fold constant subexpressions such
+    as log(a - 1/3), and jax's draws under jit depend on that folding)."""
     from yax.interpreters import eager
+    if not dtypes.is_python_scalar(x) or current_trace() is not eager.EVAL_TRACE:
+        return x
     from yax.lax_like._util import canonical_scalar
     try:
         return eager.to_array(canonical_scalar(x))

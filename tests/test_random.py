@@ -1,0 +1,270 @@
+"""yax.random against jax.random: every draw must be bit-identical (assert_array_equal on the raw
+values, and equal dtypes), for several keys, shapes and dtypes, eagerly and in x64 mode.
+
+Transformations (jit, vmap, scan, fori_loop) and errors are in tests/test_random_transforms.py.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import yax
+import yax.numpy as jnp
+import yax.random as yr
+
+jr = jax.random
+SEEDS = (0, 1, 42, 2 ** 31 - 1)
+SHAPES = ((), (3,), (2, 5))
+
+
+def assert_same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype, (a.dtype, b.dtype)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    np.testing.assert_array_equal(a, b)
+
+
+def _mvn(r, k, s, dt, method):
+    a = np.array([[1.0, 0.3, 0.0], [0.3, 2.0, -0.4], [0.0, -0.4, 0.7]], dt)
+    return r.multivariate_normal(k, np.arange(3, dtype=dt), a, s, dt, method=method)
+
+
+_LOGITS = np.log(np.array([[0.1, 0.2, 0.3, 0.4], [0.25, 0.25, 0.25, 0.25],
+                           [0.7, 0.1, 0.1, 0.1]]))
+
+# name -> f(random_module, key, shape, float_dtype, params): the same call for yax and jax.
+# Array parameters come from `params`, an argument of the compiled bundle: jax's jit would
+# constant-fold arrays captured as constants (XLA's host evaluation of pow/log can differ from
+# the compiled kernel's by an ulp), while yax passes captured arrays as parameters.
+FLOAT_CASES = {
+    "uniform_range": lambda r, k, s, dt, P: r.uniform(k, s, dt, minval=-2.0, maxval=3.5),
+    "normal": lambda r, k, s, dt, P: r.normal(k, s, dt),
+    "truncated_normal": lambda r, k, s, dt, P: r.truncated_normal(k, -1.0, 2.0, s, dt),
+    "exponential": lambda r, k, s, dt, P: r.exponential(k, s, dt),
+    "gumbel": lambda r, k, s, dt, P: r.gumbel(k, s, dt),
+    "gumbel_high": lambda r, k, s, dt, P: r.gumbel(k, s, dt, mode="high"),
+    "gumbel_highest": lambda r, k, s, dt, P: r.gumbel(k, s, dt, mode="highest"),
+    "cauchy": lambda r, k, s, dt, P: r.cauchy(k, s, dt),
+    "laplace": lambda r, k, s, dt, P: r.laplace(k, s, dt),
+    "logistic": lambda r, k, s, dt, P: r.logistic(k, s, dt),
+    "lognormal": lambda r, k, s, dt, P: r.lognormal(k, 0.5, s, dt),
+    "multivariate_normal": lambda r, k, s, dt, P: r.multivariate_normal(
+        k, P["mean"], P["cov"], s, dt),
+    "bernoulli": lambda r, k, s, dt, P: r.bernoulli(k, P["half"] * 0.6, s),
+    "bernoulli_high": lambda r, k, s, dt, P: r.bernoulli(k, P["half"] * 0.6, s, mode="high"),
+}
+
+# name -> f(random_module, key, shape, float_dtype, params): integer draws, default dtypes.
+INT_CASES = {
+    "bits": lambda r, k, s, dt, P: r.bits(k, s),
+    "randint": lambda r, k, s, dt, P: r.randint(k, s, 0, 10),
+    "randint_wide": lambda r, k, s, dt, P: r.randint(k, s, -(2 ** 31) + 5, 2 ** 31 - 1),
+    "randint_empty_range": lambda r, k, s, dt, P: r.randint(k, s, 3, 3),
+    "choice": lambda r, k, s, dt, P: r.choice(k, 10, s),
+    "choice_noreplace": lambda r, k, s, dt, P: r.choice(k, 10, s, replace=False),
+    "choice_p": lambda r, k, s, dt, P: r.choice(k, 4, s, p=P["p4"]),
+    "choice_p_noreplace": lambda r, k, s, dt, P: r.choice(k, 12, s, replace=False,
+                                                        p=P["p12"]),
+    "categorical": lambda r, k, s, dt, P: r.categorical(k, P["logits"], shape=s),
+    "categorical_noreplace": lambda r, k, s, dt, P: r.categorical(
+        k, P["logits"], shape=s[:1] if s and s[0] <= 4 else (2,), replace=False),
+    "permutation": lambda r, k, s, dt, P: r.permutation(k, 9),
+}
+
+# The gamma family compiles nested rejection loops (about a second each, for yax and for jax
+# alike), so it is checked on fewer shape/dtype combinations. Its parameters are traced arrays:
+# with literal parameters XLA folds loop-invariant constants (log(a - 1/3), ...) on the host,
+# which can move jax's own jit result an ulp away from its eager one; whether it folds depends
+# on the program around the draw (test_literal_parameters_under_jit covers the literal case).
+GAMMA_CASES = {
+    "gamma": lambda r, k, s, dt, P: r.gamma(k, P["scalars"][0], s, dt),
+    "gamma_array_a": lambda r, k, s, dt, P: r.gamma(
+        k, P["alphas"][:s[-1]] if s else P["scalars"][1], s, dt),
+    "loggamma": lambda r, k, s, dt, P: r.loggamma(k, P["scalars"][2], s, dt),
+    "beta": lambda r, k, s, dt, P: r.beta(k, P["scalars"][3], P["scalars"][4], s, dt),
+    "dirichlet": lambda r, k, s, dt, P: r.dirichlet(k, P["alpha3"], s, dt),
+}
+ALL_CASES = {**FLOAT_CASES, **INT_CASES, **GAMMA_CASES}
+
+
+def _params(dt):
+    cov = np.array([[1.0, 0.3, 0.0], [0.3, 2.0, -0.4], [0.0, -0.4, 0.7]], dt)
+    return {"mean": np.arange(3, dtype=dt), "cov": cov, "half": np.asarray(0.5, dt),
+            "p4": np.array([0.125, 0.25, 0.5, 0.125], dt),
+            "p12": np.linspace(0.01, 0.2, 12).astype(dt), "logits": _LOGITS[0].astype(dt),
+            "alphas": np.linspace(0.05, 0.9, 10).astype(dt),
+            "alpha3": np.array([0.3, 1.0, 4.0], dt),
+            "scalars": np.array([2.5, 0.3, 0.2, 0.5, 3.0], dt)}
+
+
+def _check_bundle(names, shape, float_dtype, seeds):
+    """The draws `names` of one shape, as one compiled program per side, for each seed."""
+    def bundle(r):
+        return lambda key, P: {n: ALL_CASES[n](r, key, shape, float_dtype, P) for n in names}
+
+    ours, theirs = yax.jit(bundle(yr)), jax.jit(bundle(jr))
+    params = _params(float_dtype)
+    for seed in seeds:
+        y, j = ours(yr.PRNGKey(seed), params), theirs(jr.PRNGKey(seed), params)
+        for name in names:
+            try:
+                assert_same(y[name], j[name])
+            except AssertionError as e:
+                raise AssertionError(f"{name}, shape {shape}, seed {seed}: {e}") from None
+
+
+# Shapes only change how counters are laid out, so the smaller shapes use a subset.
+SMALL_SHAPE_CASES = ["uniform_range", "normal", "gumbel_high", "bernoulli", "bits", "randint",
+                     "choice_p", "choice_noreplace", "categorical", "gamma_array_a"]
+X64_CASES = ["uniform_range", "normal", "truncated_normal", "gumbel_highest", "laplace",
+             "multivariate_normal", "bits", "randint_wide", "choice_p", "categorical",
+             "gamma_array_a", "beta"]
+
+
+def test_draws_match_jax():
+    _check_bundle(list(ALL_CASES), (2, 5), np.float32, SEEDS)
+
+
+@pytest.mark.parametrize("shape", ((), (3,)), ids=str)
+def test_draws_match_jax_small_shapes(shape):
+    _check_bundle(SMALL_SHAPE_CASES, shape, np.float32, SEEDS)
+
+
+def test_draws_match_jax_x64(x64):
+    _check_bundle(X64_CASES, (2, 3), np.float64, SEEDS[1:3])
+
+
+def test_eager_draws_match_jax():
+    """The eager path (each call its own cached kernel) gives the same bits."""
+    params = _params(np.float32)
+    for name in ("uniform_range", "normal", "gumbel_highest", "bernoulli", "randint",
+                 "choice_p", "categorical", "permutation"):
+        for seed in SEEDS:
+            y = ALL_CASES[name](yr, yr.PRNGKey(seed), (3,), np.float32, params)
+            assert_same(y, ALL_CASES[name](jr, jr.PRNGKey(seed), (3,), np.float32, params))
+    for seed in SEEDS[:2]:
+        k, kj = yr.PRNGKey(seed), jr.PRNGKey(seed)
+        assert_same(yr.gamma(k, 0.4, (2,)), jr.gamma(kj, 0.4, (2,)))
+        assert_same(yr.dirichlet(k, np.array([0.5, 2.0], np.float32)),
+                    jr.dirichlet(kj, np.array([0.5, 2.0], np.float32)))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32])
+def test_bits_dtypes(dtype):
+    for seed in SEEDS:
+        assert_same(yr.bits(yr.PRNGKey(seed), (2, 5), dtype), jr.bits(jr.PRNGKey(seed), (2, 5),
+                                                                       dtype))
+
+
+def test_bits_uint64(x64):
+    y = yr.bits(yr.PRNGKey(7), (4,), np.uint64)
+    assert y.dtype == np.uint64
+    assert_same(y, jr.bits(jr.PRNGKey(7), (4,), np.uint64))
+
+
+@pytest.mark.parametrize("dtype,lo,hi", [(np.int32, -5, 17), (np.uint32, 0, 10),
+                                         (np.int8, -200, 300), (np.uint8, 0, 256),
+                                         (np.int16, -3, 3)])
+def test_randint_dtypes(dtype, lo, hi):
+    for seed in SEEDS:
+        assert_same(yr.randint(yr.PRNGKey(seed), (3, 4), lo, hi, dtype),
+                    jr.randint(jr.PRNGKey(seed), (3, 4), lo, hi, dtype))
+
+
+def test_randint_array_bounds_and_int64(x64):
+    lo, hi = np.array([0, 5, -(2 ** 40)]), np.array([[3], [2 ** 50]])
+    for seed in SEEDS:
+        assert_same(yr.randint(yr.PRNGKey(seed), (2, 3), lo, hi),
+                    jr.randint(jr.PRNGKey(seed), (2, 3), lo, hi))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16, np.complex64])
+def test_other_float_dtypes(dtype):
+    for seed in SEEDS:
+        assert_same(yr.normal(yr.PRNGKey(seed), (7,), dtype),
+                    jr.normal(jr.PRNGKey(seed), (7,), dtype))
+    if np.dtype(dtype) != np.complex64:
+        assert_same(yr.uniform(yr.PRNGKey(3), (7,), dtype, -1.0, 2.0),
+                    jr.uniform(jr.PRNGKey(3), (7,), dtype, -1.0, 2.0))
+
+
+def test_complex128_normal(x64):
+    assert_same(yr.normal(yr.PRNGKey(5), (2, 3), np.complex128),
+                jr.normal(jr.PRNGKey(5), (2, 3), np.complex128))
+
+
+def test_parameter_arrays_broadcast():
+    lo, hi = np.array([-1.0, 0.0, 0.5], np.float32), np.float32(2.0)
+    for seed in SEEDS:
+        k, kj = yr.PRNGKey(seed), jr.PRNGKey(seed)
+        assert_same(yr.uniform(k, (2, 3), minval=lo, maxval=hi),
+                    jr.uniform(kj, (2, 3), minval=lo, maxval=hi))
+        assert_same(yr.truncated_normal(k, lo, hi), jr.truncated_normal(kj, lo, hi))
+        a = np.array([[0.2], [1.0], [7.0]], np.float32)
+        assert_same(yr.gamma(k, a), jr.gamma(kj, a))
+        assert_same(yr.gamma(k, a, (3, 2)), jr.gamma(kj, a, (3, 2)))
+        assert_same(yr.beta(k, a, np.float32(2.0)), jr.beta(kj, a, np.float32(2.0)))
+        p = np.array([0.1, 0.5, 0.9], np.float32)
+        assert_same(yr.bernoulli(k, p), jr.bernoulli(kj, p))
+        assert_same(yr.bernoulli(k, p, (4, 3)), jr.bernoulli(kj, p, (4, 3)))
+        alpha = np.array([[0.5, 1.0], [2.0, 3.0]], np.float32)
+        assert_same(yr.dirichlet(k, alpha), jr.dirichlet(kj, alpha))
+
+
+@pytest.mark.parametrize("method", ["cholesky", "svd", "eigh"])
+def test_multivariate_normal_methods_and_batches(method):
+    for seed in SEEDS[:2]:
+        k, kj = yr.PRNGKey(seed), jr.PRNGKey(seed)
+        assert_same(_mvn(yr, k, (2, 4), np.float32, method), _mvn(jr, kj, (2, 4), np.float32,
+                                                                 method))
+    cov = np.stack([np.eye(2, dtype=np.float32), np.array([[2, 1], [1, 3]], np.float32)])
+    mean = np.zeros(2, np.float32)
+    assert_same(yr.multivariate_normal(yr.PRNGKey(1), mean, cov, method=method),
+                jr.multivariate_normal(jr.PRNGKey(1), mean, cov, method=method))
+    assert_same(yr.multivariate_normal(yr.PRNGKey(1), mean, cov, (3, 2), method=method),
+                jr.multivariate_normal(jr.PRNGKey(1), mean, cov, (3, 2), method=method))
+
+
+def test_categorical_axes_and_shapes():
+    cases = [dict(), dict(axis=0), dict(shape=(5, 3)), dict(shape=(2, 3), replace=False),
+             dict(axis=0, shape=(2, 4), replace=False), dict(mode="high", shape=(4, 3))]
+    for kw in cases:
+        for seed in SEEDS[:2]:
+            y = yr.categorical(yr.PRNGKey(seed), _LOGITS.astype(np.float32), **kw)
+            assert_same(y, jr.categorical(jr.PRNGKey(seed), _LOGITS.astype(np.float32), **kw))
+
+
+def _jax_shuffle(key, x, axis):
+    from jax._src.random.core import _shuffle  # jax.random.shuffle was removed
+    return _shuffle(jr.wrap_key_data(key), jjnp.asarray(x), axis)
+
+
+def test_permutation_and_shuffle():
+    x = np.arange(12).reshape(3, 4).astype(np.int32)
+    for seed in SEEDS:
+        k, kj = yr.PRNGKey(seed), jr.PRNGKey(seed)
+        assert_same(yr.permutation(k, 7), jr.permutation(kj, 7))
+        assert_same(yr.permutation(k, 1), jr.permutation(kj, 1))
+        assert_same(yr.permutation(k, x), jr.permutation(kj, x))
+        assert_same(yr.permutation(k, x, axis=1), jr.permutation(kj, x, axis=1))
+        assert_same(yr.permutation(k, x.astype(np.float32), 1, independent=True),
+                    jr.permutation(kj, x.astype(np.float32), 1, independent=True))
+        assert_same(yr.shuffle(k, x, 1), _jax_shuffle(kj, x, 1))
+        assert_same(yr.shuffle(k, x[0]), _jax_shuffle(kj, x[0], 0))
+    # a permutation contains each element once
+    assert sorted(np.asarray(yr.permutation(yr.PRNGKey(3), 50)).tolist()) == list(range(50))
+
+
+def test_choice_of_arrays():
+    x = np.arange(12).reshape(3, 4).astype(np.int32)
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    cases = [((2,), dict(replace=False, axis=1)), ((2, 2), dict(axis=0)),
+             ((2,), dict(replace=False, p=p, axis=1)), ((3,), dict(p=p, axis=1)),
+             ((0,), dict())]
+    for shape, kw in cases:
+        for seed in SEEDS[:2]:
+            assert_same(yr.choice(yr.PRNGKey(seed), x, shape, **kw),
+                        jr.choice(jr.PRNGKey(seed), x, shape, **kw))

@@ -67,6 +67,26 @@ CASES = {
     "block": lambda m, x: m.block([[x, x[:, :1]], [x[:1], x[:1, :1]]]),
     "vander": lambda m, x: m.vander(x[0], 3),
     "kron": lambda m, x: m.kron(x[:2, :2], x[1:, 1:3]),
+    "choose": lambda m, x: m.choose(np.array([[0, 2, 1], [1, 0, 2]], np.int32),
+                                    [x[0, :3], x[1, :3], 5.0]),
+    "choose_clip": lambda m, x: m.choose(np.array([[0, 3, 1]], np.int32), [x[0, :3], 1.0],
+                                         mode="clip"),
+    "put_along_axis": lambda m, x: m.put_along_axis(
+        x, np.array([[0, 2], [1, 1], [3, 0]], np.int32), -1.0, 1, inplace=False),
+    "hsplit": lambda m, x: m.hsplit(x, [1, 3]),
+    "vsplit": lambda m, x: m.vsplit(x[:2], 2),
+    "apply_along_axis": lambda m, x: m.apply_along_axis(lambda v: m.stack([v.sum(), v.max()]),
+                                                        0, x),
+    "apply_along_axis_2d_out": lambda m, x: m.apply_along_axis(m.diag, 1, x[:2, :3]),
+    "apply_over_axes": lambda m, x: m.apply_over_axes(m.sum, x, (0, 1)),
+    "vectorize": lambda m, x: m.vectorize(lambda a, b: a * b + 1)(x, x[0]),
+    "vectorize_signature": lambda m, x: m.vectorize(lambda a, b: m.sum(a * b),
+                                                    signature="(n),(n)->()")(x, x[0]),
+    "vectorize_excluded": lambda m, x: m.vectorize(lambda a, k: m.roll(a, k), excluded={1},
+                                                   signature="(n)->(n)")(x, 2),
+    "r_": lambda m, x: m.r_[x[0], 0.5, 1:3],
+    "r_directive": lambda m, x: m.r_["0,2,0", x[0], x[1]],
+    "c_": lambda m, x: m.c_[x, x[:, :1]],
 }
 
 
@@ -96,6 +116,15 @@ def test_index_helpers_match_jax():
     idx = jnp.ix_(np.array([0, 2]), np.array([1, 3]))
     ref_idx = jnp_ref.ix_(np.array([0, 2]), np.array([1, 3]))
     assert_close(jnp.asarray(X)[idx], np.asarray(X)[tuple(np.asarray(i) for i in ref_idx)])
+
+
+def test_grids_and_index_expressions():
+    check(lambda m: m.mgrid[0:3, 0:4])
+    check(lambda m: m.mgrid[0:1:5j, -1:1:0.5])
+    check(lambda m: m.ogrid[0:3, 0:4])
+    check(lambda m: m.fromfunction(lambda i, j: i + 2 * j, (3, 4)))
+    check(lambda m: m.fromfunction(lambda i, j: i * j, (3, 4), dtype=int))
+    assert jnp.s_[1:2, ::2] == np.s_[1:2, ::2] and jnp.index_exp[3] == np.index_exp[3]
 
 
 def test_logspace_geomspace():

@@ -79,6 +79,15 @@ CASES = {
     "polyint": (lambda m, p: m.polyint(p, 2, k=np.array([1.0, 2.0], np.float32)), W3),
     "poly": (lambda m, p: m.poly(p), W3),
     "convolve_int": (lambda m, a: m.convolve(a, a[:3]), np.arange(4, dtype=np.int32)),
+    "polydiv": (lambda m, p: m.polydiv(p, np.array([2.0, 1.0], np.float32)), U7[:4]),
+    "angle": (lambda m, x: m.angle(x + 1j * x[::-1]), X),
+    "angle_real_deg": (lambda m, x: m.angle(x, deg=True), X),
+    "unwrap": (lambda m, p: m.unwrap(m.cumsum(p) * 2), U7),
+    "unwrap_period": (lambda m, p: m.unwrap(m.cumsum(p) * 2, discont=1.0, period=4.0), U7),
+    "bitwise_count": (lambda m, x: m.bitwise_count(x), np.array([-5, 0, 7, 255], np.int32)),
+    "vecdot": (lambda m, x: m.vecdot(x, x[0]), X),
+    "matvec": (lambda m, x: m.matvec(x, x[0]), X),
+    "vecmat": (lambda m, x: m.vecmat(x[:, 0], x), X),
 }
 
 
@@ -122,7 +131,14 @@ def test_ldexp_wide_exponents():
     check(lambda m, a, k: m.ldexp(a, k), np.int32(3), np.int32(4))
 
 
-def test_logspace_geomspace_and_i0():
+@pytest.mark.parametrize("M", [0, 1, 2, 7])
+def test_windows_match_jax(M):
+    for name in ("hamming", "hanning", "blackman", "bartlett"):
+        check(lambda m: getattr(m, name)(M), rtol=1e-5, atol=1e-6)
+    check(lambda m: m.kaiser(M, 3.5), rtol=1e-5, atol=1e-6)
+
+
+def test_i0_float32():
     x = np.array([0.0, 0.5, -3.0, 10.0, 14.9, 15.1, 30.0, 80.0], np.float32)
     check(lambda m, x: m.i0(x), x, rtol=2e-6)
 

@@ -24,7 +24,9 @@ from yax.runtime.array import Array
 
 __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp", "kron", "cross", "frexp",
            "ldexp", "gcd", "lcm", "nan_to_num", "i0", "isreal", "iscomplex", "isrealobj",
-           "iscomplexobj", "array_equal", "array_equiv", "isscalar", "modf", "spacing"]
+           "iscomplexobj", "array_equal", "array_equiv", "isscalar", "modf", "spacing", "angle",
+           "unwrap", "bitwise_count", "hamming", "hanning", "blackman", "bartlett", "kaiser",
+           "vecdot", "matvec", "vecmat", "iterable"]
 
 
 def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
@@ -451,3 +453,117 @@ def isscalar(element) -> bool:
     if isinstance(element, (np.ndarray,)):
         return element.ndim == 0
     return np.isscalar(element) and not isinstance(element, (str, bytes))
+
+
+def angle(z, deg: bool = False):
+    """The argument of complex `z` (radians, or degrees); 0 or pi for real inputs."""
+    z = arr("angle", z)
+    if dtypes.is_complex(z.dtype):
+        re, im = ufuncs.real(z), ufuncs.imag(z)
+    else:
+        z, = promote_dtypes_inexact(z)
+        re, im = z, creation.zeros((), arr("angle", z).dtype)
+    out = ufuncs.arctan2(im, re)
+    return ufuncs.rad2deg(out) if deg else out
+
+
+def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
+    """Remove jumps larger than `discont` (default period/2) along `axis` by adding multiples
+    of `period`."""
+    p, = promote_dtypes_inexact(arr("unwrap", p))
+    p = arr("unwrap", p)
+    axis = canon_axis("unwrap", axis, p.ndim)
+    half = period / 2
+    discont = half if discont is None else discont
+    dd = diff(p, axis=axis)
+    ddmod = ufuncs.remainder(dd + half, period) - half
+    # a jump of exactly +period/2 stays positive, as in NumPy
+    ddmod = ufuncs.where(ufuncs.logical_and(ddmod == -half, dd > 0), half + ddmod * 0, ddmod)
+    correct = ufuncs.where(ufuncs.abs(dd) < discont, ddmod * 0, ddmod - dd)
+    first = lax.slice_in_dim(p, 0, 1, axis=axis)
+    rest = lax.slice_in_dim(p, 1, p.shape[axis], axis=axis) + reductions.cumsum(correct,
+                                                                                axis=axis)
+    return manipulation.concatenate([first, rest], axis=axis)
+
+
+def bitwise_count(x, /):
+    """The number of 1 bits in |x| (uint8), for integers and bools."""
+    x = arr("bitwise_count", x)
+    if not (dtypes.is_int(x.dtype) or dtypes.is_bool(x.dtype)):
+        raise TypeError(f"jnp.bitwise_count needs integers, got {x.dtype}")
+    if dtypes.is_bool(x.dtype):
+        return manipulation.astype(x, np.uint8)
+    if dtypes.is_signed_int(x.dtype):
+        x = ufuncs.abs(x)
+    return manipulation.astype(lax.population_count(x), np.uint8)
+
+
+def _window(name, M, fn):
+    M = int(M)
+    dt = dtypes.canonicalize(dtypes.default_float())
+    if M < 1:
+        return creation.zeros((0,), dt)
+    if M == 1:
+        return creation.ones((1,), dt)
+    n = lax.iota(dt, M)
+    return fn(n, M)
+
+
+def hamming(M):
+    """The Hamming window of M points."""
+    return _window("hamming", M, lambda n, m: 0.54 - 0.46 * ufuncs.cos(2 * np.pi * n / (m - 1)))
+
+
+def hanning(M):
+    """The Hann window of M points."""
+    return _window("hanning", M, lambda n, m: 0.5 - 0.5 * ufuncs.cos(2 * np.pi * n / (m - 1)))
+
+
+def blackman(M):
+    """The Blackman window of M points."""
+    return _window("blackman", M, lambda n, m: 0.42 - 0.5 * ufuncs.cos(2 * np.pi * n / (m - 1))
+                   + 0.08 * ufuncs.cos(4 * np.pi * n / (m - 1)))
+
+
+def bartlett(M):
+    """The Bartlett (triangular) window of M points."""
+    return _window("bartlett", M, lambda n, m: 1 - ufuncs.abs(2 * n / (m - 1) - 1))
+
+
+def kaiser(M, beta):
+    """The Kaiser window of M points with shape parameter `beta`."""
+    def fn(n, m):
+        alpha = (m - 1) / 2.0
+        r = (n - alpha) / alpha
+        return i0(beta * ufuncs.sqrt(ufuncs.clip(1 - r * r, 0, None))) / i0(
+            creation.full((), beta, n.dtype))
+    return _window("kaiser", M, fn)
+
+
+def vecdot(x1, x2, /, *, axis: int = -1):
+    """sum(conj(x1) * x2) along `axis` (broadcasting the other axes)."""
+    a, b = promote_dtypes(arr("vecdot", x1), arr("vecdot", x2))
+    a, b = arr("vecdot", a), arr("vecdot", b)
+    return reductions.sum(ufuncs.conjugate(a) * b, axis=axis)
+
+
+def matvec(x1, x2, /):
+    """Batched matrix-vector products: (..., m, n) x (..., n) -> (..., m)."""
+    from yax.numpy.contractions import matmul
+    return matmul(x1, manipulation.expand_dims(arr("matvec", x2), -1))[..., 0]
+
+
+def vecmat(x1, x2, /):
+    """Batched vector-matrix products conj(x1) @ x2: (..., n) x (..., n, m) -> (..., m)."""
+    from yax.numpy.contractions import matmul
+    v = ufuncs.conjugate(arr("vecmat", x1))
+    return matmul(manipulation.expand_dims(v, -2), x2)[..., 0, :]
+
+
+def iterable(y) -> bool:
+    """True if `iter(y)` works."""
+    try:
+        iter(y)
+    except TypeError:
+        return False
+    return True

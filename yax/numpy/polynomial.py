@@ -17,7 +17,7 @@ from yax.numpy._breadth_util import arr
 from yax.numpy._promote import promote_dtypes, promote_dtypes_inexact
 
 __all__ = ["polyval", "polyadd", "polysub", "polymul", "polyder", "polyint", "polyfit",
-           "convolve", "correlate", "poly", "trim_zeros"]
+           "convolve", "correlate", "poly", "trim_zeros", "polydiv"]
 
 
 def _coeffs(name, p):
@@ -209,3 +209,22 @@ def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type
 def correlate(a, v, mode: str = "valid", *, precision=None, preferred_element_type=None):
     """The cross-correlation of two 1-D arrays: c[k] = sum_n a[n + k] * conj(v[n])."""
     return _conv("correlate", a, v, mode, precision, preferred_element_type)
+
+
+def polydiv(u, v, *, trim_leading_zeros: bool = False):
+    """Quotient and remainder of polynomial division u / v (long division, static lengths)."""
+    u, v = promote_dtypes_inexact(_coeffs("polydiv", u), _coeffs("polydiv", v))
+    u, v = arr("polydiv", u), arr("polydiv", v)
+    if trim_leading_zeros:
+        v = trim_zeros(v, "f")
+    m, n = u.shape[0] - 1, v.shape[0] - 1
+    scale = 1.0 / v[0]
+    q = creation.zeros((max(m - n + 1, 1),), u.dtype)
+    r = u
+    for k in range(m - n + 1):
+        d = scale * r[k]
+        q = q.at[k].set(d)
+        r = r.at[k:k + n + 1].add(-d * v)
+    if trim_leading_zeros:
+        r = trim_zeros(r, "f")
+    return q, r

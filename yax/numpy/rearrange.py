@@ -20,7 +20,7 @@ from yax.numpy._breadth_util import arr, canon_axis, concrete, index_dtype, is_t
 
 __all__ = ["tile", "repeat", "roll", "rot90", "append", "insert", "delete", "resize", "select",
            "piecewise", "ravel_multi_index", "unravel_index", "rollaxis", "extract", "compress",
-           "place", "put"]
+           "place", "put", "choose", "put_along_axis", "hsplit", "vsplit", "dsplit"]
 
 
 def tile(A, reps):
@@ -429,3 +429,80 @@ def put(a, ind, v, mode=None, *, inplace: bool = True):
     elif mode == "wrap":
         ind = ufuncs.remainder(ind, a.size)
     return manipulation.reshape(manipulation.ravel(a).at[ind].set(v), a.shape)
+
+
+def choose(a, choices, out=None, mode: str = "raise"):
+    """`choices[a[i]][i]` for each position (all broadcast together).
+
+    mode: 'raise' (checked on concrete `a`; under jit use 'clip' or 'wrap'), 'clip', 'wrap'."""
+    if out is not None:
+        raise ValueError("jnp.choose: the `out` argument is not supported")
+    idx = arr("choose", a)
+    from yax.numpy._promote import promote_dtypes
+    chs = [arr("choose", c) for c in promote_dtypes(*choices)]
+    n = len(chs)
+    if mode == "raise":
+        if is_traced(idx):
+            raise errors.ConcretizationError(
+                "jnp.choose: mode='raise' needs a concrete index array to check bounds, but it "
+                "is traced; use mode='clip' or mode='wrap' under jit/vmap/grad.")
+        v = np.asarray(idx)
+        if np.any((v < 0) | (v >= n)):
+            raise ValueError("jnp.choose: invalid entry in choice array")
+    elif mode == "wrap":
+        idx = ufuncs.remainder(idx, n)
+    elif mode == "clip":
+        idx = ufuncs.clip(idx, 0, n - 1)
+    else:
+        raise ValueError(f"jnp.choose: invalid mode {mode!r}")
+    parts = manipulation.broadcast_arrays(idx, *chs)
+    idx, chs = parts[0], parts[1:]
+    out = chs[-1]
+    for i in range(n - 2, -1, -1):
+        out = ufuncs.where(idx == i, chs[i], out)
+    return out
+
+
+def put_along_axis(arr_, indices, values, axis, inplace: bool = True, *, mode=None):
+    """A copy of `arr` with `values` written at `indices` along `axis` (inplace=False)."""
+    if inplace:
+        raise NotImplementedError("jnp.put_along_axis cannot modify arrays in place; pass "
+                                  "inplace=False and use the returned array")
+    a = arr("put_along_axis", arr_)
+    idx = arr("put_along_axis", indices)
+    if axis is None:
+        a_flat = manipulation.ravel(a)
+        return a_flat.at[manipulation.ravel(idx)].set(values, mode=mode)
+    axis = canon_axis("put_along_axis", axis, a.ndim)
+    if idx.ndim != a.ndim:
+        raise errors.ShapeError(f"jnp.put_along_axis: indices of shape {idx.shape} need the "
+                                f"rank of arr {a.shape}")
+    shape = tuple(max(p, q) if p == 1 or q == 1 else p for p, q in zip(
+        a.shape, idx.shape, strict=True))
+    shape = tuple(idx.shape[i] if i == axis else shape[i] for i in range(a.ndim))
+    idx = manipulation.broadcast_to(idx, shape)
+    full = tuple(idx if i == axis else lax.broadcasted_iota(idx.dtype, shape, i)
+                 for i in range(a.ndim))
+    return a.at[full].set(values, mode=mode)
+
+
+def hsplit(ary, indices_or_sections):
+    """`split` along axis 1 (axis 0 for 1-D arrays)."""
+    a = arr("hsplit", ary)
+    return manipulation.split(a, indices_or_sections, axis=1 if a.ndim > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    """`split` along axis 0 (rank >= 2)."""
+    a = arr("vsplit", ary)
+    if a.ndim < 2:
+        raise errors.ShapeError("jnp.vsplit needs rank >= 2")
+    return manipulation.split(a, indices_or_sections, axis=0)
+
+
+def dsplit(ary, indices_or_sections):
+    """`split` along axis 2 (rank >= 3)."""
+    a = arr("dsplit", ary)
+    if a.ndim < 3:
+        raise errors.ShapeError("jnp.dsplit needs rank >= 3")
+    return manipulation.split(a, indices_or_sections, axis=2)

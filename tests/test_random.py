@@ -117,11 +117,10 @@ def _check_bundle(names, shape, float_dtype, seeds):
 
 
 # Shapes only change how counters are laid out, so the smaller shapes use a subset.
-SMALL_SHAPE_CASES = ["uniform_range", "normal", "gumbel_high", "bernoulli", "bits", "randint",
-                     "choice_p", "choice_noreplace", "categorical", "gamma_array_a"]
-X64_CASES = ["uniform_range", "normal", "truncated_normal", "gumbel_highest", "laplace",
-             "multivariate_normal", "bits", "randint_wide", "choice_p", "categorical",
-             "gamma_array_a", "beta"]
+SMALL_SHAPE_CASES = ["uniform_range", "normal", "bits", "randint", "choice_noreplace",
+                     "categorical", "gamma_array_a"]
+X64_CASES = ["uniform_range", "normal", "gumbel_highest", "multivariate_normal", "bits",
+             "randint_wide", "choice_p", "gamma_array_a"]
 
 
 def test_draws_match_jax():
@@ -140,16 +139,13 @@ def test_draws_match_jax_x64(x64):
 def test_eager_draws_match_jax():
     """The eager path (each call its own cached kernel) gives the same bits."""
     params = _params(np.float32)
-    for name in ("uniform_range", "normal", "gumbel_highest", "bernoulli", "randint",
-                 "choice_p", "categorical", "permutation"):
+    for name in ("uniform_range", "gumbel_highest", "randint", "choice_p"):
         for seed in SEEDS:
             y = ALL_CASES[name](yr, yr.PRNGKey(seed), (3,), np.float32, params)
             assert_same(y, ALL_CASES[name](jr, jr.PRNGKey(seed), (3,), np.float32, params))
     for seed in SEEDS[:2]:
-        k, kj = yr.PRNGKey(seed), jr.PRNGKey(seed)
-        assert_same(yr.gamma(k, 0.4, (2,)), jr.gamma(kj, 0.4, (2,)))
-        assert_same(yr.dirichlet(k, np.array([0.5, 2.0], np.float32)),
-                    jr.dirichlet(kj, np.array([0.5, 2.0], np.float32)))
+        a = np.array([[0.2], [1.0], [7.0]], np.float32)  # also: parameters broadcast to shape
+        assert_same(yr.gamma(yr.PRNGKey(seed), a, (3, 2)), jr.gamma(jr.PRNGKey(seed), a, (3, 2)))
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32])
@@ -165,9 +161,8 @@ def test_bits_uint64(x64):
     assert_same(y, jr.bits(jr.PRNGKey(7), (4,), np.uint64))
 
 
-@pytest.mark.parametrize("dtype,lo,hi", [(np.int32, -5, 17), (np.uint32, 0, 10),
-                                         (np.int8, -200, 300), (np.uint8, 0, 256),
-                                         (np.int16, -3, 3)])
+@pytest.mark.parametrize("dtype,lo,hi", [(np.uint32, 0, 10), (np.int8, -200, 300),
+                                         (np.uint8, 0, 256)])
 def test_randint_dtypes(dtype, lo, hi):
     for seed in SEEDS:
         assert_same(yr.randint(yr.PRNGKey(seed), (3, 4), lo, hi, dtype),
@@ -203,34 +198,25 @@ def test_parameter_arrays_broadcast():
         assert_same(yr.uniform(k, (2, 3), minval=lo, maxval=hi),
                     jr.uniform(kj, (2, 3), minval=lo, maxval=hi))
         assert_same(yr.truncated_normal(k, lo, hi), jr.truncated_normal(kj, lo, hi))
-        a = np.array([[0.2], [1.0], [7.0]], np.float32)
-        assert_same(yr.gamma(k, a), jr.gamma(kj, a))
-        assert_same(yr.gamma(k, a, (3, 2)), jr.gamma(kj, a, (3, 2)))
-        assert_same(yr.beta(k, a, np.float32(2.0)), jr.beta(kj, a, np.float32(2.0)))
         p = np.array([0.1, 0.5, 0.9], np.float32)
         assert_same(yr.bernoulli(k, p), jr.bernoulli(kj, p))
         assert_same(yr.bernoulli(k, p, (4, 3)), jr.bernoulli(kj, p, (4, 3)))
-        alpha = np.array([[0.5, 1.0], [2.0, 3.0]], np.float32)
-        assert_same(yr.dirichlet(k, alpha), jr.dirichlet(kj, alpha))
 
 
-@pytest.mark.parametrize("method", ["cholesky", "svd", "eigh"])
-def test_multivariate_normal_methods_and_batches(method):
-    for seed in SEEDS[:2]:
-        k, kj = yr.PRNGKey(seed), jr.PRNGKey(seed)
-        assert_same(_mvn(yr, k, (2, 4), np.float32, method), _mvn(jr, kj, (2, 4), np.float32,
-                                                                 method))
+def test_multivariate_normal_methods_and_batches():
+    for method in ("svd", "eigh"):  # cholesky is in the bundles above
+        for seed in SEEDS[:2]:
+            k, kj = yr.PRNGKey(seed), jr.PRNGKey(seed)
+            assert_same(_mvn(yr, k, (2,), np.float32, method),
+                        _mvn(jr, kj, (2,), np.float32, method))
     cov = np.stack([np.eye(2, dtype=np.float32), np.array([[2, 1], [1, 3]], np.float32)])
     mean = np.zeros(2, np.float32)
-    assert_same(yr.multivariate_normal(yr.PRNGKey(1), mean, cov, method=method),
-                jr.multivariate_normal(jr.PRNGKey(1), mean, cov, method=method))
-    assert_same(yr.multivariate_normal(yr.PRNGKey(1), mean, cov, (3, 2), method=method),
-                jr.multivariate_normal(jr.PRNGKey(1), mean, cov, (3, 2), method=method))
+    assert_same(yr.multivariate_normal(yr.PRNGKey(1), mean, cov, (3, 2)),
+                jr.multivariate_normal(jr.PRNGKey(1), mean, cov, (3, 2)))
 
 
 def test_categorical_axes_and_shapes():
-    cases = [dict(), dict(axis=0), dict(shape=(5, 3)), dict(shape=(2, 3), replace=False),
-             dict(axis=0, shape=(2, 4), replace=False), dict(mode="high", shape=(4, 3))]
+    cases = [dict(axis=0), dict(shape=(5, 3)), dict(axis=0, shape=(2, 4), replace=False)]
     for kw in cases:
         for seed in SEEDS[:2]:
             y = yr.categorical(yr.PRNGKey(seed), _LOGITS.astype(np.float32), **kw)
@@ -244,26 +230,22 @@ def _jax_shuffle(key, x, axis):
 
 def test_permutation_and_shuffle():
     x = np.arange(12).reshape(3, 4).astype(np.int32)
-    for seed in SEEDS:
+    for seed in SEEDS[1:3]:
         k, kj = yr.PRNGKey(seed), jr.PRNGKey(seed)
-        assert_same(yr.permutation(k, 7), jr.permutation(kj, 7))
         assert_same(yr.permutation(k, 1), jr.permutation(kj, 1))
-        assert_same(yr.permutation(k, x), jr.permutation(kj, x))
         assert_same(yr.permutation(k, x, axis=1), jr.permutation(kj, x, axis=1))
         assert_same(yr.permutation(k, x.astype(np.float32), 1, independent=True),
                     jr.permutation(kj, x.astype(np.float32), 1, independent=True))
         assert_same(yr.shuffle(k, x, 1), _jax_shuffle(kj, x, 1))
-        assert_same(yr.shuffle(k, x[0]), _jax_shuffle(kj, x[0], 0))
     # a permutation contains each element once
-    assert sorted(np.asarray(yr.permutation(yr.PRNGKey(3), 50)).tolist()) == list(range(50))
+    assert sorted(np.asarray(yr.permutation(yr.PRNGKey(3), 9)).tolist()) == list(range(9))
 
 
 def test_choice_of_arrays():
     x = np.arange(12).reshape(3, 4).astype(np.int32)
     p = np.array([0.1, 0.2, 0.3, 0.4])
     cases = [((2,), dict(replace=False, axis=1)), ((2, 2), dict(axis=0)),
-             ((2,), dict(replace=False, p=p, axis=1)), ((3,), dict(p=p, axis=1)),
-             ((0,), dict())]
+             ((3,), dict(p=p, axis=1)), ((0,), dict())]
     for shape, kw in cases:
         for seed in SEEDS[:2]:
             assert_same(yr.choice(yr.PRNGKey(seed), x, shape, **kw),

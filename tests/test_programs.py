@@ -10,6 +10,7 @@ programs; test_programs_*.py hold the rest.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import importlib
 from typing import Any
@@ -90,7 +91,7 @@ def assert_trees_agree(got, want, *, rtol: float, atol: float, exact: bool = Fal
     for i, (g, w) in enumerate(zip(got_leaves, want_leaves, strict=True)):
         assert g.shape == w.shape, f"leaf {i}: shape {g.shape} != {w.shape}"
         assert g.dtype == w.dtype, f"leaf {i}: dtype {g.dtype} != {w.dtype}"
-        if exact or g.dtype.kind in "biu":
+        if exact or g.dtype.kind in "biuUSO":  # ints, bools, strings, objects: equal
             np.testing.assert_array_equal(g, w, err_msg=f"leaf {i}")
         else:  # via float64/complex128: NumPy cannot subtract bfloat16 arrays
             wide = np.complex128 if g.dtype.kind == "c" else np.float64
@@ -116,6 +117,8 @@ def rng_data(seed: int, **shapes) -> dict:
 # ---------------------------------------------------------------------------------------------
 # Programs
 # ---------------------------------------------------------------------------------------------
+
+Point = collections.namedtuple("Point", "x y")
 
 def mlp_init(m: Api, sizes, seed: int = 0):
     """A list of {"w", "b"} layers with scaled normal weights (from NumPy, same for both)."""
@@ -285,6 +288,58 @@ def program_pytree_params(m: Api, data):
     return params, jnp.stack(norms), rebuilt, sizes, loss(params)
 
 
+def program_custom_pytree_state(m: Api, data):
+    """Training state made of user pytree nodes: a registered class (with static metadata), a
+    registered dataclass, a namedtuple with a None field, and an integer step counter updated
+    by a jitted step that differentiates with allow_int=True."""
+    jnp, tu = m.jnp, m.tree_util
+
+    class Dense:
+        def __init__(self, w, b, name):
+            self.w, self.b, self.name = w, b, name
+
+    tu.register_pytree_node(Dense, lambda l: ((l.w, l.b), l.name),
+                            lambda name, children: Dense(*children, name))
+
+    @dataclasses.dataclass
+    class State:
+        params: dict
+        step: Any
+
+    tu.register_dataclass(State, data_fields=["params", "step"], meta_fields=[])
+    x = jnp.asarray(data["x"])
+    state = State({"dense": Dense(jnp.asarray(data["w"]), jnp.zeros(5), "dense"),
+                   "pt": Point(jnp.asarray(1.0), None)}, jnp.asarray(0))
+
+    def loss(st):
+        layer = st.params["dense"]
+        return jnp.sum(jnp.tanh(x @ layer.w + layer.b)) * st.params["pt"].x
+
+    @m.jax.jit
+    def update(st):
+        g = m.jax.grad(loss, allow_int=True)(st)
+        return tu.tree_map(lambda p, gi: p - 0.1 * gi if jnp.issubdtype(p.dtype, jnp.floating)
+                           else p + 1, st, g)
+
+    for _ in range(2):
+        state = update(state)
+    layer = state.params["dense"]
+    return (layer.w, layer.b, layer.name, state.params["pt"], state.step,
+            tu.tree_structure(state).num_leaves)
+
+
+def program_jit_calling_conventions(m: Api, data):
+    """jit with defaults and keyword-only arguments, nested jit, closed-over arrays, outputs
+    with empty tuples and None, and eval_shape."""
+    jnp = m.jnp
+    x, c = jnp.asarray(data["x"]), jnp.asarray(data["w"])
+    f = m.jax.jit(lambda a, b=2.0, *, scale: (a @ c) * b * scale)
+    g = m.jax.jit(lambda a: m.jax.jit(lambda z: z * 2)(a) + 1)
+    h = m.jax.jit(lambda a: {"empty": (), "none": None, "v": a.sum()})
+    shape = m.jax.eval_shape(lambda a: a @ c, x)
+    return f(x, scale=3.0), f(x, 1.0, scale=2.0), g(x), h(x), shape.shape, str(shape.dtype)
+
+
 @pytest.mark.parametrize("program,shapes,tol", [
     (program_mlp_adam, {"x": (32, 3), "y": (32,)}, 2e-5),
     (program_mlp_sgd_momentum, {"x": (32, 3), "y": (32,)}, 2e-5),
@@ -292,6 +347,8 @@ def program_pytree_params(m: Api, data):
     (program_logistic_regression, {"x": (40, 5), "w_true": (5, 3)}, 1e-5),
     (program_lr_schedule, {"x": (20, 3), "y": (20,)}, 1e-5),
     (program_pytree_params, {"x": (10, 3), "w1": (3, 4), "w2": (4, 3)}, 1e-5),
+    (program_custom_pytree_state, {"x": (4, 3), "w": (3, 5)}, 1e-5),
+    (program_jit_calling_conventions, {"x": (4, 3), "w": (3, 5)}, 1e-5),
 ], ids=lambda v: v.__name__.replace("program_", "") if callable(v) else "")
 def test_training_programs(program, shapes, tol):
     run_program(program, rng_data(0, **shapes), rtol=tol, atol=tol)

@@ -266,7 +266,25 @@ def program_vmapped_gamma(m: Api, data):
     return batched, jnp.stack([rnd.gamma(keys[i], 2.0) for i in range(8)])
 
 
+def program_robust_preprocessing(m: Api, data):
+    """Feature preprocessing before a model: robust scaling by median and interquartile range,
+    quantiles, padding, a histogram and binning with searchsorted/bincount, a meshgrid."""
+    jnp = m.jnp
+    x = jnp.asarray(data["x"])
+    iqr = jnp.percentile(x, 75, axis=0) - jnp.percentile(x, 25, axis=0)
+    scaled = (x - jnp.median(x, axis=0)) / iqr
+    edges = jnp.linspace(-2, 2, 5)
+    bins = jnp.searchsorted(edges, x[:, 0])
+    return (scaled, jnp.quantile(x, jnp.asarray([0.1, 0.5, 0.9]), axis=0),
+            jnp.pad(x[:2], ((1, 0), (0, 2)), constant_values=-1), jnp.pad(x[:2], 1, mode="reflect"),
+            jnp.histogram(x[:, 0], bins=4, range=(-2, 2)), bins,
+            jnp.bincount(jnp.clip(bins, 0, 5), length=6),
+            jnp.meshgrid(jnp.linspace(0, 1, 3), jnp.arange(2.0), indexing="ij"))
+
+
 CASES = [
+    pytest.param(program_robust_preprocessing, {"x": (10, 4)}, 1e-5,
+                 marks=needs("numpy.quantile"), id="robust_preprocessing"),
     pytest.param(program_random_sampling, {}, 0, marks=needs("random.categorical"),
                  id="random_sampling"),
     pytest.param(program_random_sgd, {"x": (16, 3), "y": (16,)}, 2e-5,

@@ -322,3 +322,18 @@ def test_transform_programs_f32(program, shapes):
 def test_transform_programs_f64(program, shapes, x64):
     out = run_program(program, rng_data(2, **shapes), rtol=1e-10, atol=1e-10)
     assert np.asarray(out[0]).dtype == np.float64
+
+
+def program_logaddexp_ties(m: Api, data):
+    """The logistic loss `logaddexp(0, z)` at z == 0 (every Newton method started from zero
+    weights hits it): first and second derivatives are smooth there (1/2 and 1/4)."""
+    jnp = m.jnp
+    z = jnp.asarray([0.0, 1.5, -2.0, 0.0])
+    f = lambda z: jnp.sum(jnp.logaddexp(0.0, z) + jnp.logaddexp(z, z) + jnp.logaddexp2(z, 0.0))
+    return m.jax.grad(f)(z), m.jax.hessian(f)(z)
+
+
+def test_logaddexp_ties_match_jax():
+    """Regression: yax's logaddexp gave gradient 1 (not 1/2) and curvature 0 at x1 == x2."""
+    out = run_program(program_logaddexp_ties, {}, rtol=1e-6, atol=1e-6)
+    assert abs(float(out[0][0]) - (0.5 + 1.0 + 0.5)) < 1e-6

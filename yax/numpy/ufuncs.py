@@ -585,7 +585,7 @@ def logaddexp(x1, x2, /):
 def logaddexp2(x1, x2, /):
     """log2(2**x1 + 2**x2) without overflow."""
     x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
-    ln2 = np.log(2)
+    ln2 = float(np.log(2))  # a Python float is weakly typed: no float64 truncation warning
     return lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2)
 
 

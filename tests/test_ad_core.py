@@ -172,3 +172,32 @@ def test_second_eager_grad_call_compiles_nothing():
         before = executable.stats["compiles"]
         g(x2)
         assert executable.stats["compiles"] == before
+
+
+def test_aux_outputs_are_values_not_tracers():
+    from yax.core.trace import Tracer
+    f = lambda x: (jnp.sum(jnp.sin(x)), {"double": x * 2, "n": jnp.sum(x > 0)})
+    x = jnp.array([0.5, -1.0, 2.0])
+    for aux in (yax.grad(f, has_aux=True)(x)[1], yax.vjp(f, x, has_aux=True)[2],
+                yax.value_and_grad(f, has_aux=True)(x)[0][1],
+                yax.jit(yax.grad(f, has_aux=True))(x)[1]):
+        assert not any(isinstance(v, Tracer) for v in aux.values())
+        np.testing.assert_allclose(aux["double"], [1.0, -2.0, 4.0])
+        assert int(aux["n"]) == 2
+
+
+def test_jacobians_with_aux_match_jax():
+    import jax
+    import jax.numpy as jjnp
+    fy = lambda x: (jnp.sin(x) * jnp.sum(x ** 2), {"a": x * 2})
+    fj = lambda x: (jjnp.sin(x) * jjnp.sum(x ** 2), {"a": x * 2})
+    x = np.array([0.3, -0.7, 1.1], np.float32)
+    for ours, theirs in ((yax.jacfwd, jax.jacfwd), (yax.jacrev, jax.jacrev)):
+        (jy, ay), (jj, aj) = ours(fy, has_aux=True)(x), theirs(fj, has_aux=True)(x)
+        np.testing.assert_allclose(jy, jj, rtol=1e-5)
+        np.testing.assert_allclose(ay["a"], aj["a"])
+    g = lambda lib, np_: lambda x: (np_.sum(np_.sin(x) ** 3), np_.max(x))
+    (hy, auxy), (hj, auxj) = (yax.hessian(g(yax, jnp), has_aux=True)(x),
+                              jax.hessian(g(jax, jjnp), has_aux=True)(x))
+    np.testing.assert_allclose(hy, hj, rtol=1e-5, atol=1e-6)
+    assert float(auxy) == float(auxj)

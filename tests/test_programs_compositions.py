@@ -278,9 +278,7 @@ CASES = [
                  id="mixed_precision"),
     pytest.param(program_integer_preprocessing, {"x": (4, 3)}, 1e-6,
                  id="integer_preprocessing"),
-    pytest.param(program_jacrev_with_aux, {"x": (4, 3)}, 1e-5, id="jacrev_with_aux",
-                 marks=pytest.mark.xfail(strict=True, raises=NotImplementedError, reason=(
-                     "yax gap: jacrev(has_aux=True) raises NotImplementedError"))),
+    pytest.param(program_jacrev_with_aux, {"x": (4, 3)}, 1e-5, id="jacrev_with_aux"),
 ]
 
 

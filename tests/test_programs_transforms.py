@@ -283,10 +283,7 @@ def program_conv_reduce_window(m: Api, data):
 
 CASES = [
     (program_rnn_scan, {"xs": (12, 2, 3), "wx": (3, 6), "wh": (6, 6), "wo": (6, 2)}, 2e-5),
-    pytest.param(program_grad_with_aux, {"x": (6, 3), "y": (6,), "w": (3,)}, 1e-5,
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "yax bug: vjp/value_and_grad(has_aux=True) return the aux as a leaked "
-                     "JVP tracer when it depends on the inputs (yax/transforms/ad.py vjp)"))),
+    (program_grad_with_aux, {"x": (6, 3), "y": (6,), "w": (3,)}, 1e-5),
     (program_piecewise, {"x": (16,)}, 1e-5),
     (program_ode_euler, {"y0": (5, 2)}, 1e-5),
     (program_logsumexp_loss, {"x": (8, 4), "w": (4, 5)}, 1e-5),

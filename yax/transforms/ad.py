@@ -145,13 +145,22 @@ def vjp(fun, *primals, has_aux: bool = False):
         aux_box = []
 
         def flat(*args, _inner=flat):
+            # aux leaves leave as extra outputs (with no derivative) so their values are read
+            # while the differentiation trace is alive, never as tracers
             out = fun(*tree_util.tree_unflatten(in_tree, args))
             _check_aux_pair(out, "vjp")
             leaves, tree = tree_util.tree_flatten(out[0])
             out_box.append(tree)
-            aux_box.append(out[1])
-            return leaves
+            aux_leaves, aux_tree = tree_util.tree_flatten(out[1])
+            aux_box.append((aux_tree, len(aux_leaves)))
+            from yax.lax_like.ad_control import stop_gradient
+            return leaves + [stop_gradient(canonical_leaf(a)) for a in aux_leaves]
     p_out, pullback = _vjp_flat(flat, p_leaves)
+    if has_aux:
+        aux_tree, n_aux = aux_box[0]
+        aux = tree_util.tree_unflatten(aux_tree, p_out[len(p_out) - n_aux:])
+        p_out = p_out[:len(p_out) - n_aux]
+        pullback = functools.partial(_pullback_ignoring_aux, pullback, n_aux)
     out_tree = out_box[0]
     out_avals = [_aval(p) for p in p_out]
 
@@ -171,8 +180,12 @@ def vjp(fun, *primals, has_aux: bool = False):
 
     primal_out = tree_util.tree_unflatten(out_tree, p_out)
     if has_aux:
-        return primal_out, f_vjp, aux_box[0]
+        return primal_out, f_vjp, aux
     return primal_out, f_vjp
+
+
+def _pullback_ignoring_aux(pullback, n_aux: int, cts: list) -> list:
+    return pullback(list(cts) + [None] * n_aux)  # aux outputs have zero tangents: unread
 
 
 def _value(ct):

@@ -39,9 +39,9 @@ def _reshape_jac(flat_jac, out_shape, in_shape, *, out_first: bool):
 
 
 def jacfwd(fun, argnums=0, has_aux: bool = False):
-    """The Jacobian by forward mode: one batched jvp over the input basis."""
-    if has_aux:
-        raise NotImplementedError("jacfwd(has_aux=True) is not supported yet")
+    """The Jacobian by forward mode: one batched jvp over the input basis.
+
+    With `has_aux`, `fun` returns `(out, aux)` and the result is `(jacobian, aux)`."""
     single = isinstance(argnums, int)
     nums = normalize_argnums(argnums)
 
@@ -51,14 +51,16 @@ def jacfwd(fun, argnums=0, has_aux: bool = False):
         diff = tuple(args[i] for i in nums)
         leaves, in_tree = tree_util.tree_flatten(diff)
         leaves = [canonical_leaf(x) for x in leaves]
-        f = _partial(fun, args, nums)
+        f_full = _partial(fun, args, nums)
+        f = (lambda *d: _aux_pair(f_full(*d), "jacfwd")[0]) if has_aux else f_full
 
         def column(i, basis):
             tangents = [basis if j == i else _zeros(x) for j, x in enumerate(leaves)]
             return jvp(lambda *ls: f(*tree_util.tree_unflatten(in_tree, ls)), tuple(leaves),
                        tuple(tangents))[1]
 
-        out = f(*diff)
+        out = f_full(*diff)
+        out, aux = _aux_pair(out, "jacfwd") if has_aux else (out, None)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         per_input = []
         for i, x in enumerate(leaves):
@@ -67,14 +69,23 @@ def jacfwd(fun, argnums=0, has_aux: bool = False):
             per_input.append([_reshape_jac(c, aval_of_value(o).shape, aval.shape,
                                            out_first=False)
                               for c, o in zip(tree_util.tree_leaves(cols), out_leaves)])
-        return _assemble(per_input, in_tree, out_tree, single)
+        result = _assemble(per_input, in_tree, out_tree, single)
+        return (result, aux) if has_aux else result
     return jac
 
 
+def _aux_pair(value, who: str):
+    if not (isinstance(value, (tuple, list)) and len(value) == 2):
+        from yax import errors
+        raise errors.YaxError(f"{who}(has_aux=True): the function must return a pair (output, "
+                              f"aux), got {type(value).__name__}")
+    return value
+
+
 def jacrev(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
-    """The Jacobian by reverse mode: one batched vjp over the output basis."""
-    if has_aux:
-        raise NotImplementedError("jacrev(has_aux=True) is not supported yet")
+    """The Jacobian by reverse mode: one batched vjp over the output basis.
+
+    With `has_aux`, `fun` returns `(out, aux)` and the result is `(jacobian, aux)`."""
     single = isinstance(argnums, int)
     nums = normalize_argnums(argnums)
 
@@ -84,7 +95,10 @@ def jacrev(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
         diff = tuple(args[i] for i in nums)
         leaves, in_tree = tree_util.tree_flatten(diff)
         leaves = [canonical_leaf(x) for x in leaves]
-        out, f_vjp = vjp(_partial(fun, args, nums), *diff)
+        if has_aux:
+            out, f_vjp, aux = vjp(_partial(fun, args, nums), *diff, has_aux=True)
+        else:
+            (out, f_vjp), aux = vjp(_partial(fun, args, nums), *diff), None
         out_leaves, out_tree = tree_util.tree_flatten(out)
         rows_per_output = []
         for k, o in enumerate(out_leaves):
@@ -99,7 +113,8 @@ def jacrev(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
                                     for r, x in zip(rows, leaves)])
         per_input = [[rows_per_output[k][i] for k in range(len(out_leaves))]
                      for i in range(len(leaves))]
-        return _assemble(per_input, in_tree, out_tree, single)
+        result = _assemble(per_input, in_tree, out_tree, single)
+        return (result, aux) if has_aux else result
     return jac
 
 
@@ -117,6 +132,7 @@ def _assemble(per_input, in_tree, out_tree, single: bool):
     return tree_util.tree_unflatten(out_tree, by_output)
 
 
-def hessian(fun, argnums=0):
-    """The Hessian: forward-over-reverse, `jacfwd(jacrev(fun))`."""
-    return jacfwd(jacrev(fun, argnums), argnums)
+def hessian(fun, argnums=0, has_aux: bool = False):
+    """The Hessian: forward-over-reverse, `jacfwd(jacrev(fun))` (`(hessian, aux)` with
+    `has_aux`)."""
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)

@@ -246,3 +246,20 @@ def test_vmap_matches_loop():
             for g, w in zip(yax.tree_util.tree_leaves(got), yax.tree_util.tree_leaves(want),
                             strict=True):
                 assert_close(np.asarray(g)[i], w)
+
+
+def test_x64_result_dtypes_match_jax(x64):
+    x = RNG.normal(size=(4, 5))
+    xi = np.arange(12).reshape(3, 4)
+    cases = [lambda m: m.frexp(x), lambda m: m.ldexp(x.astype(np.float32), np.array(3)),
+             lambda m: m.gcd(xi, 4), lambda m: m.polyval(np.array([1, 2]), x.astype(
+                 np.float32)), lambda m: m.trapezoid(xi), lambda m: m.i0(x.astype(np.float32)),
+             lambda m: m.kaiser(5, 2.0), lambda m: m.bitwise_count(xi), lambda m: m.angle(xi),
+             lambda m: m.mgrid[0:1:3j], lambda m: m.fromfunction(lambda i, j: i + j, (2, 2)),
+             lambda m: m.convolve(np.arange(3), np.arange(2)), lambda m: m.tril_indices(3),
+             lambda m: m.unravel_index(np.array([3, 5]), (2, 3)),
+             lambda m: m.pad(xi, 2, "linear_ramp"), lambda m: m.pad(xi, 2, "mean"),
+             lambda m: m.logspace(0, 1, 3), lambda m: m.geomspace(1, 10, 3)]
+    for f in cases:
+        got, want = jax.tree_util.tree_leaves(f(jnp)), jax.tree_util.tree_leaves(f(jnp_ref))
+        assert [np.asarray(g).dtype for g in got] == [np.asarray(w).dtype for w in want]

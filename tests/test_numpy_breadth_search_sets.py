@@ -194,3 +194,18 @@ def test_grads_through_data_dependent_selection(x64):
     check_grads(lambda a: a[jnp.nonzero(a > 0, size=3)[0]], (x,), order=1)
     check_grads(lambda a: jnp.unique(a, size=6), (x,), order=1)
     check_grads(lambda a: a * jnp.digitize(a, edges), (x,), order=1)
+
+
+def test_x64_result_dtypes_match_jax(x64):
+    x = RNG.normal(size=(4, 5))
+    a = np.sort(x[0])
+    xi = np.arange(12).reshape(3, 4)
+    cases = [lambda m: m.searchsorted(a, x), lambda m: m.digitize(x, a),
+             lambda m: m.lexsort((x[0], x[1])), lambda m: m.argpartition(x, 2),
+             lambda m: m.nonzero(xi, size=3), lambda m: m.bincount(xi.ravel(), length=4),
+             lambda m: m.unique(xi, return_index=True, return_inverse=True,
+                                return_counts=True, size=4),
+             lambda m: m.isin(xi, np.array([1, 5]))]
+    for f in cases:
+        got, want = jax.tree_util.tree_leaves(f(jnp)), jax.tree_util.tree_leaves(f(jnp_ref))
+        assert [np.asarray(g).dtype for g in got] == [np.asarray(w).dtype for w in want]

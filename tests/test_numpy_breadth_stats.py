@@ -137,3 +137,17 @@ def test_quantile_errors():
         jnp.quantile(X, 0.5, method="bogus")
     with pytest.raises(TypeError, match="renamed to `method`"):
         jnp.quantile(X, 0.5, interpolation="linear")
+
+
+def test_x64_result_dtypes_match_jax(x64):
+    x = RNG.normal(size=(4, 5))
+    xi = np.arange(12).reshape(3, 4)
+    x32 = x.astype(np.float32)
+    cases = [lambda m: m.quantile(xi, 0.3), lambda m: m.quantile(x32, np.array([0.3, 0.5])),
+             lambda m: m.percentile(x32, 30), lambda m: m.nanargmax(x),
+             lambda m: m.cov(xi), lambda m: m.histogram(xi, 3),
+             lambda m: m.histogramdd(x[:, :2], 2), lambda m: m.nanvar(xi),
+             lambda m: m.median(xi), lambda m: m.corrcoef(x32)]
+    for f in cases:
+        got, want = jax.tree_util.tree_leaves(f(jnp)), jax.tree_util.tree_leaves(f(jnp_ref))
+        assert [np.asarray(g).dtype for g in got] == [np.asarray(w).dtype for w in want]

@@ -80,10 +80,14 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan")
     if sorter is not None:
         a = a[arr("searchsorted", sorter)]
     if a.shape[0] == 0:
-        return creation.zeros(v.shape, index_dtype())
-    if method == "compare_all":
-        return _compare_all(a, v, side)
-    return _binary_search(a, v, side)
+        return creation.zeros(v.shape, _position_dtype(0))
+    out = _compare_all(a, v, side) if method == "compare_all" else _binary_search(a, v, side)
+    return manipulation.astype(out, _position_dtype(a.shape[0]))
+
+
+def _position_dtype(n: int):
+    """int32 whenever the positions fit (JAX's choice, also with x64), else the index type."""
+    return np.dtype(np.int32) if n < np.iinfo(np.int32).max else index_dtype()
 
 
 def digitize(x, bins, right: bool = False):
@@ -95,7 +99,7 @@ def digitize(x, bins, right: bool = False):
     if bins.ndim != 1:
         raise errors.ShapeError(f"jnp.digitize: bins must be 1-D, got shape {bins.shape}")
     if bins.shape[0] == 0:
-        return creation.zeros(x.shape, index_dtype())
+        return creation.zeros(x.shape, _position_dtype(0))
     side = "left" if right else "right"
     up = searchsorted(bins, x, side=side)
     down = bins.shape[0] - searchsorted(manipulation.flip(bins), x, side=side)
@@ -150,7 +154,7 @@ def argpartition(a, kth: int, axis: int = -1):
     a = arr("argpartition", a)
     ax = canon_axis("argpartition", axis, a.ndim)
     _kth("argpartition", kth, a.shape[ax])
-    return sorting.argsort(a, axis=ax)
+    return manipulation.astype(sorting.argsort(a, axis=ax), np.int32)  # int32, as JAX
 
 
 def sort_complex(a):

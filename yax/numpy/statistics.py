@@ -75,8 +75,9 @@ def _quantile(name, a, q, axis, method, keepdims, ignore_nan):
     if method not in _METHODS:
         raise ValueError(f"jnp.{name}: method {method!r} is not supported; use one of "
                          f"{', '.join(_METHODS)}")
-    a, q = promote_dtypes_inexact(arr(name, a), arr(name, q))
-    a, q = arr(name, a), arr(name, q)
+    a, = promote_dtypes_inexact(arr(name, a))
+    a = arr(name, a)
+    q = manipulation.astype(arr(name, q), a.dtype)  # the data's dtype decides (as in JAX)
     if dtypes.is_complex(a.dtype):
         raise TypeError(f"jnp.{name}: complex inputs are not supported")
     if q.ndim > 1:

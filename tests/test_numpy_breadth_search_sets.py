@@ -8,6 +8,8 @@ import jax
 import jax.numpy as jnp_ref
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import yax
 import yax.numpy as jnp
@@ -209,3 +211,25 @@ def test_x64_result_dtypes_match_jax(x64):
     for f in cases:
         got, want = jax.tree_util.tree_leaves(f(jnp)), jax.tree_util.tree_leaves(f(jnp_ref))
         assert [np.asarray(g).dtype for g in got] == [np.asarray(w).dtype for w in want]
+
+
+_FLOATS = st.lists(st.sampled_from([-2.0, -0.5, 0.0, 0.5, 1.0, 3.0, np.nan]), min_size=8,
+                   max_size=8)
+_SEARCH = yax.jit(lambda a, v: (jnp.searchsorted(a, v), jnp.searchsorted(a, v, "right")))
+_UNIQUE = yax.jit(lambda x: jnp.unique(x, return_counts=True, size=8, fill_value=-9.0))
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(_FLOATS, _FLOATS)
+def test_searchsorted_and_unique_properties(a, v):
+    a = np.sort(np.array(a, np.float32))
+    v = np.array(v, np.float32)
+    left, right = _SEARCH(a, v)
+    assert_close(left, np.searchsorted(a, v, "left").astype(np.int32))
+    assert_close(right, np.searchsorted(a, v, "right").astype(np.int32))
+    vals, counts = _UNIQUE(v)
+    want_vals, want_counts = np.unique(v, return_counts=True)  # NumPy >= 1.21: one NaN
+    k = want_vals.shape[0]
+    assert_close(np.asarray(vals)[:k], want_vals)
+    assert_close(np.asarray(counts)[:k], want_counts.astype(np.int32))
+    assert np.all(np.asarray(vals)[k:] == -9.0) and np.all(np.asarray(counts)[k:] == 0)

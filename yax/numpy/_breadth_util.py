@@ -26,10 +26,6 @@ def index_dtype() -> np.dtype:
     return dtypes.canonicalize(dtypes.default_int())
 
 
-def float_dtype() -> np.dtype:
-    return dtypes.canonicalize(dtypes.default_float())
-
-
 def is_traced(*xs) -> bool:
     return any(isinstance(x, Tracer) for x in xs)
 
@@ -63,8 +59,3 @@ def canon_axis(name: str, axis, ndim: int) -> int:
                                 f"rank {ndim}")
     return ax % max(ndim, 1)
 
-
-def static_int(name: str, x, what: str) -> int:
-    if isinstance(x, Tracer):
-        concrete(name, x, what)
-    return int(np.asarray(x).item()) if not isinstance(x, int) else x

@@ -285,11 +285,11 @@ def piecewise(x, condlist, funclist, *args, **kw):
     """Evaluate `funclist[i](x)` where `condlist[i]` holds (later conditions win); an extra
     last function is the 'otherwise' value. Every function is evaluated on all of `x`."""
     x = arr("piecewise", x)
-    conds = [arr("piecewise", c) for c in (condlist if isinstance(condlist, (list, tuple))
-                                           else [condlist])]
-    if isinstance(condlist, (list, tuple)) is False and np.ndim(condlist) and \
-            conds[0].ndim > x.ndim:
-        conds = [conds[0][i] for i in range(conds[0].shape[0])]
+    if isinstance(condlist, (list, tuple)):
+        conds = [arr("piecewise", c) for c in condlist]
+    else:  # one boolean array: a single condition, or a stack of them along axis 0
+        c = arr("piecewise", condlist)
+        conds = [c] if c.ndim <= x.ndim else [c[i] for i in range(c.shape[0])]
     if len(funclist) not in (len(conds), len(conds) + 1):
         raise ValueError(f"jnp.piecewise: with {len(conds)} conditions funclist needs "
                          f"{len(conds)} or {len(conds) + 1} entries, got {len(funclist)}")

@@ -3,6 +3,7 @@
 Keys are uint32 arrays of shape (2,) (jax's raw key format); see docs/random.md.
 """
 
+from yax.random._checks import RandomArgumentError  # noqa: F401
 from yax.random.continuous import (  # noqa: F401
     cauchy,
     exponential,

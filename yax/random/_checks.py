@@ -159,13 +159,15 @@ def operand(name: str, x):
     literals of the staged program, as in jax (XLA may then fold constant subexpressions such
     as log(a - 1/3), and jax's draws under jit depend on that folding)."""
     from yax.interpreters import eager
-    if not dtypes.is_python_scalar(x) or current_trace() is not eager.EVAL_TRACE:
+    if not dtypes.is_python_scalar(x):
+        return x
+    if isinstance(x, int) and not isinstance(x, bool):
+        info = dtypes.iinfo(dtypes.default_int())
+        if not info.min <= x <= info.max:
+            raise errors.DTypeError(
+                f"yax.random.{name}: the Python int {x} does not fit the default "
+                f"{info.dtype}; enable x64 mode or pass an array of a wider dtype.")
+    if current_trace() is not eager.EVAL_TRACE:
         return x
     from yax.lax_like._util import canonical_scalar
-    try:
-        return eager.to_array(canonical_scalar(x))
-    except OverflowError:
-        raise errors.DTypeError(
-            f"yax.random.{name}: the Python scalar {x!r} does not fit the default "
-            f"{dtypes.canonicalize(dtypes.dtype(x))}; enable x64 mode or pass an array of a "
-            f"wider dtype.") from None
+    return eager.to_array(canonical_scalar(x))

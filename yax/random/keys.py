@@ -129,7 +129,8 @@ def fold_in(key, data):
     if isinstance(data, (Array, Tracer)):
         aval = data.aval
         if aval.ndim or not (dtypes.is_int(aval.dtype) or dtypes.is_bool(aval.dtype)):
-            raise errors.DTypeError(
+            error = errors.ShapeError if aval.ndim else errors.DTypeError
+            raise error(
                 f"yax.random.fold_in takes an integer scalar, got {aval.str_short()}; use "
                 f"yax.vmap for a batch.")
         return _fold_in_kernel(key, data)

@@ -281,6 +281,31 @@ def program_conv_reduce_window(m: Api, data):
     return out, grads
 
 
+def program_conv_variants(m: Api, data):
+    """Convolution variants of modern CNNs: depthwise (feature_group_count), a transposed
+    convolution written with lhs_dilation, strided and dilated kernels, padded sum pooling,
+    batch_group_count, and a per-image conv under vmap; grads w.r.t. both kernels."""
+    jnp, lax = m.jnp, m.lax
+    x = jnp.asarray(data["img"])
+    k_dw, k_up = jnp.asarray(data["kdw"]), jnp.asarray(data["kup"])
+
+    def f(k_dw, k_up):
+        y = jnp.tanh(lax.conv_general_dilated(x, k_dw, (1, 1), ((1, 1), (1, 1)),
+                                              feature_group_count=x.shape[1]))
+        z = lax.conv_general_dilated(y, k_up, (1, 1), ((2, 2), (2, 2)), lhs_dilation=(2, 2))
+        s = lax.conv_general_dilated(y, k_up, (2, 2), "VALID", rhs_dilation=(1, 2))
+        pooled = lax.reduce_window(z, 0.0, lax.add, (1, 1, 2, 2), (1, 1, 2, 2),
+                                   ((0, 0), (0, 0), (1, 0), (0, 1)))
+        return jnp.sum(pooled ** 2) + jnp.sum(jnp.sin(s))
+
+    grads = m.jax.grad(f, argnums=(0, 1))(k_dw, k_up)
+    per_img = m.jax.vmap(lambda im: lax.conv_general_dilated(im[None], k_up, (1, 1),
+                                                              "SAME")[0])(x)
+    grouped = lax.conv_general_dilated(jnp.concatenate([x, x]), jnp.ones((4, 4, 1, 1)), (1, 1),
+                                       "VALID", batch_group_count=2)
+    return m.jax.jit(f)(k_dw, k_up), grads, per_img, grouped
+
+
 CASES = [
     (program_rnn_scan, {"xs": (12, 2, 3), "wx": (3, 6), "wh": (6, 6), "wo": (6, 2)}, 2e-5),
     (program_grad_with_aux, {"x": (6, 3), "y": (6,), "w": (3,)}, 1e-5),
@@ -291,6 +316,9 @@ CASES = [
                          "wo": (4, 8)}, 5e-5),
     (program_conv_net, {"img": (4, 2, 8, 8), "k": (3, 2, 3, 3), "w": (48, 3)}, 2e-5),
     pytest.param(program_conv_reduce_window, {"img": (4, 2, 8, 8), "k": (3, 2, 3, 3)}, 2e-5,
+                 marks=needs("lax.reduce_window")),
+    pytest.param(program_conv_variants, {"img": (2, 4, 7, 7), "kdw": (4, 1, 3, 3),
+                                         "kup": (3, 4, 3, 3)}, 3e-5,
                  marks=needs("lax.reduce_window")),
 ]
 F32_CASES = [

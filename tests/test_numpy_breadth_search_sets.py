@@ -233,3 +233,20 @@ def test_searchsorted_and_unique_properties(a, v):
     assert_close(np.asarray(vals)[:k], want_vals)
     assert_close(np.asarray(counts)[:k], want_counts.astype(np.int32))
     assert np.all(np.asarray(vals)[k:] == -9.0) and np.all(np.asarray(counts)[k:] == 0)
+
+
+def test_edge_cases_match_jax():
+    c = np.array([1 + 1j, 1 - 1j, np.nan, 1 + 1j, 0j, -1 + 5j], np.complex64)
+    b = np.array([True, False, True, True])
+    check(lambda m, c: m.unique(c, return_counts=True), c, eager_only=True)
+    check(lambda m, c: m.union1d(c, c[:2] * 2, size=8), c)
+    check(lambda m, c: m.isin(c, c[:2]), c)
+    check(lambda m, b: m.unique(b, return_counts=True), b, eager_only=True)
+    check(lambda m, b: m.bincount(b), b, eager_only=True)
+    check(lambda m: m.unique(np.zeros((0,), np.float32), size=2, fill_value=5.0))
+    with pytest.raises(ValueError, match="fill_value"):
+        jnp.unique(np.zeros((0,), np.float32), size=2)
+    check(lambda m: m.unique(np.array([3, -1, 3], np.int8), size=3))
+    check(lambda m: m.nonzero(b, size=0))
+    check(lambda m: m.searchsorted(np.array([1, 2, 3], np.int32),
+                                   np.array([1.5, 2.0], np.float32)))

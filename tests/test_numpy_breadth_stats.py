@@ -151,3 +151,12 @@ def test_x64_result_dtypes_match_jax(x64):
     for f in cases:
         got, want = jax.tree_util.tree_leaves(f(jnp)), jax.tree_util.tree_leaves(f(jnp_ref))
         assert [np.asarray(g).dtype for g in got] == [np.asarray(w).dtype for w in want]
+
+
+def test_edge_cases_match_jax():
+    c = np.array([[1 + 1j, 2, 3j], [0, 1j, 1]], np.complex64)
+    check(lambda m, c: m.cov(c), c, rtol=1e-5, atol=1e-6)
+    check(lambda m, c: m.corrcoef(c), c, rtol=1e-5, atol=1e-6)
+    check(lambda m: m.median(np.ones((3, 0), np.float32), axis=0))
+    check(lambda m: m.quantile(np.array([True, False, True]), 0.5))
+    check(lambda m, x: m.histogram(x, 4, weights=np.arange(5, dtype=np.int32)), X[0])

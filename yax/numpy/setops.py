@@ -166,6 +166,9 @@ def _sorted_groups(cols, valid, equal_nan: bool):
 
     Returns (perm, sorted columns, first-of-group mask, number of valid rows)."""
     n = cols[0].shape[0]
+    # complex columns sort by real part, then imaginary part (sort keys must be real)
+    cols = [part for c in cols for part in ((ufuncs.real(c), ufuncs.imag(c))
+                                            if dtypes.is_complex(c.dtype) else (c,))]
     key = manipulation.astype(ufuncs.logical_not(valid), np.int32)
     iota = lax.iota(index_dtype(), n)
     out = lax.sort((key, *cols, iota), dimension=0, num_keys=1 + len(cols))
@@ -217,6 +220,9 @@ def _unique_core(name, mat, valid, size, fill_value, equal_nan, want_inverse=Fal
 
 def _empty_unique(name, mat, size, fill_value):
     size = 0 if size is None else int(size)
+    if size and fill_value is None:  # no smallest value to pad with (JAX raises too)
+        raise ValueError(f"jnp.{name}: a zero-size input with size={size} needs an explicit "
+                         f"fill_value")
     fill = 0 if fill_value is None else fill_value
     values = creation.full((size, mat.shape[1]), fill, mat.dtype)
     zeros = creation.zeros((size,), index_dtype())
@@ -381,8 +387,8 @@ def isin(element, test_elements, assume_unique: bool = False, invert: bool = Fal
     flat = manipulation.ravel(e)
     if t.shape[0] == 0:
         found = creation.zeros(flat.shape, np.bool_)
-    elif method == "compare_all" or (method == "auto" and
-                                     flat.shape[0] * t.shape[0] <= _COMPARE_ALL_LIMIT):
+    elif method == "compare_all" or dtypes.is_complex(t.dtype) or (
+            method == "auto" and flat.shape[0] * t.shape[0] <= _COMPARE_ALL_LIMIT):
         found = reductions.any(flat[:, None] == t[None, :], axis=1)
     else:
         from yax.numpy.searching import searchsorted

@@ -86,6 +86,10 @@ def _quantile(name, a, q, axis, method, keepdims, ignore_nan):
     n = flat.shape[-1]
     if n == 0:
         raise ValueError(f"jnp.{name}: cannot take a quantile of an empty slice")
+    if flat.size == 0:  # nothing to reduce into: an empty result of the right shape
+        shape = (q.size,) + (keep_shape if keepdims else batch)
+        out = creation.zeros(shape, a.dtype)
+        return out[0] if q.ndim == 0 else out
     srt = sorting.sort(flat, axis=-1)
     isnan = ufuncs.isnan(flat)
     if ignore_nan:
@@ -370,8 +374,9 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     idx = ufuncs.where(flat == edges[-1], nb, idx)
     if weights is None:
         w = creation.ones(flat.shape, edges.dtype)
-    else:
-        w = manipulation.ravel(arr("histogram", weights))
+    else:  # weights and data promote together, so counts are never integers (as in JAX)
+        _, w = promote_dtypes_inexact(flat, manipulation.ravel(arr("histogram", weights)))
+        w = arr("histogram", w)
     counts = creation.zeros((nb + 2,), w.dtype).at[idx].add(w)[1:-1]
     if density:
         widths = edges[1:] - edges[:-1]

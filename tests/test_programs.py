@@ -46,13 +46,16 @@ def jax_api() -> Api:
     import jax
     import jax.numpy
     import jax.random
+    import jax.scipy.linalg
     import jax.scipy.special
+    import jax.scipy.stats
     import jax.tree_util
     return Api("jax", jax, jax.numpy, jax.lax, jax.nn, jax.scipy, jax.tree_util, jax.random)
 
 
 def yax_api() -> Api:
-    for sub in ("yax.scipy.special", "yax.scipy.linalg", "yax.numpy.linalg", "yax.ops", "yax.tree"):
+    for sub in ("yax.scipy.special", "yax.scipy.stats", "yax.scipy.linalg", "yax.numpy.linalg",
+                "yax.ops", "yax.tree"):
         _optional(sub)
     return Api("yax", yax, yax.numpy, yax.lax, yax.nn, yax.scipy, yax.tree_util,
                _optional("yax.random"))

@@ -254,6 +254,23 @@ def program_jacrev_with_aux(m: Api, data):
             m.jax.jacfwd(f, has_aux=True)(x, 2.0))
 
 
+def program_batchnorm_axis_name(m: Api, data):
+    """Batch normalisation written per example and vmapped with axis_name: pmean for the batch
+    statistics, psum and axis_index; grad w.r.t. the scale through the collectives."""
+    jnp = m.jnp
+    x = jnp.asarray(data["x"])
+
+    def bn(v, gamma):
+        mu = m.lax.pmean(v, "batch")
+        var = m.lax.pmean((v - mu) ** 2, "batch")
+        return (gamma * (v - mu) / jnp.sqrt(var + 1e-5), m.lax.psum(1, "batch"),
+                m.lax.axis_index("batch"))
+
+    batched = m.jax.vmap(bn, in_axes=(0, None), axis_name="batch")
+    grad = m.jax.grad(lambda g: jnp.sum(batched(x, g)[0] ** 3))(2.0)
+    return batched(x, 2.0), grad
+
+
 CASES = [
     pytest.param(program_ensemble_training, {"x": (12, 4), "y": (12,), "w0": (5, 4)}, 2e-5,
                  id="ensemble_training"),
@@ -268,6 +285,7 @@ CASES = [
     pytest.param(program_remat_scan, {"xs": (5, 3), "w": (3, 3)}, 2e-5,
                  marks=needs("checkpoint"), id="remat_scan"),
     pytest.param(program_cond_in_scan, {"xs": (5, 3), "a": (4,)}, 2e-5, id="cond_in_scan"),
+    pytest.param(program_batchnorm_axis_name, {"x": (6, 3)}, 2e-5, id="batchnorm_axis_name"),
     pytest.param(program_td_target, {"w": (3, 3), "x": (4, 3)}, 1e-5, id="td_target"),
     pytest.param(program_eigh_objective, {"a3": (3, 3)}, 1e-4,
                  marks=needs("numpy.linalg.eigh"), id="eigh_objective"),

@@ -282,7 +282,28 @@ def program_robust_preprocessing(m: Api, data):
             jnp.meshgrid(jnp.linspace(0, 1, 3), jnp.arange(2.0), indexing="ij"))
 
 
+def program_poisson_regression(m: Api, data):
+    """Poisson regression (log link) with the exact likelihood via scipy.special.gammaln, a few
+    gradient steps; scipy.stats.norm logpdf/logcdf in a probit-style term."""
+    jnp, sp = m.jnp, m.scipy
+    x = jnp.asarray(data["x"])
+    counts = jnp.floor(jnp.abs(x[:, 0]) * 3)
+
+    def nll(w):
+        eta = x @ w
+        return -jnp.mean(counts * eta - jnp.exp(eta) - sp.special.gammaln(counts + 1))
+
+    step = m.jax.jit(lambda w: w - 0.1 * m.jax.grad(nll)(w))
+    w = jnp.zeros(x.shape[1])
+    for _ in range(3):
+        w = step(w)
+    probit = m.jax.grad(lambda s: jnp.sum(sp.stats.norm.logcdf(x[:, 1] * s)))(1.5)
+    return w, nll(w), sp.stats.norm.logpdf(x[:, 0], 0.5, 2.0), probit
+
+
 CASES = [
+    pytest.param(program_poisson_regression, {"x": (6, 3)}, 2e-5,
+                 marks=needs("scipy.stats.norm.logcdf"), id="poisson_regression"),
     pytest.param(program_robust_preprocessing, {"x": (10, 4)}, 1e-5,
                  marks=needs("numpy.quantile"), id="robust_preprocessing"),
     pytest.param(program_random_sampling, {}, 0, marks=needs("random.categorical"),

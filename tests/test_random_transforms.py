@@ -111,7 +111,6 @@ def test_jit_equals_eager_equals_jax(program):
 def test_vmap_over_split_keys(program):
     eager, jitted, jax_f = program
     keys, keys_j = yr.split(yr.PRNGKey(5), 3), jr.split(jr.PRNGKey(5), 3)
-    # The gamma parameter is batched with the keys: see docs/random.md for an unbatched one.
     alphas = np.array([1.5, 0.5, 3.0], np.float32)
     batched = yax.vmap(jitted)(keys, jnp.asarray(alphas))
     assert_tree_same(batched, jax.vmap(jax_f)(keys_j, alphas))
@@ -134,6 +133,14 @@ def test_split_fold_in_and_draws_inside_vmap():
     # one key, vmapped data; and in_axes=None for the key
     assert_tree_same(yax.vmap(f(yr), in_axes=(None, 0))(yr.PRNGKey(2), jnp.asarray(idx)),
                      jax.vmap(f(jr), in_axes=(None, 0))(jr.PRNGKey(2), idx))
+
+
+def test_vmap_gamma_over_keys_with_shared_parameter():
+    keys, keys_j = yr.split(yr.PRNGKey(5), 3), jr.split(jr.PRNGKey(5), 3)
+    ours = yax.vmap(lambda k: yr.gamma(yr.split(k, 3)[2], 1.5, (2,)))(keys)
+    assert_same(ours, jax.vmap(lambda k: jr.gamma(jr.split(k, 3)[2], 1.5, (2,)))(keys_j))
+    for i in range(3):
+        assert_same(ours[i], yr.gamma(yr.split(keys[i], 3)[2], 1.5, (2,)))
 
 
 def test_vmap_gamma_with_batched_parameters():

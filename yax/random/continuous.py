@@ -167,7 +167,9 @@ def _logistic(key, shape, dtype):
 
 
 def _lognormal(key, sigma, shape, dtype):
-    return lax.exp(lax.mul(_normal(key, shape, dtype), _param(sigma, dtype, shape)))
+    # The barrier keeps (sqrt(2) * erfinv(u)) * sigma from being reassociated by XLA.
+    z = optimization_barrier(_normal(key, shape, dtype))
+    return lax.exp(lax.mul(z, _param(sigma, dtype, shape)))
 
 
 _uniform_kernel = Kernel(

@@ -40,7 +40,9 @@ def _normal_until_positive_cube(key, c, dtype):
     def body(state):
         key, _, _ = state
         key, subkey = _split(key, 2)
-        x = _normal(subkey, (), dtype)
+        # The barrier stops XLA from reassociating (sqrt(2) * erfinv(u)) * c into
+        # erfinv(u) * (sqrt(2) * c), which it does when c is shared by a batch (an ulp off).
+        x = optimization_barrier(_normal(subkey, (), dtype))
         return key, x, lax.add(_const(1.0, dtype), lax.mul(x, c))
 
     init = (key, zero, _const(-1.0, dtype))

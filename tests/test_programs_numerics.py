@@ -367,8 +367,5 @@ def test_vmapped_gamma_f32_bits():
 
 
 @needs("random.gamma")
-@pytest.mark.xfail(strict=True, reason=(
-    "yax bug: in float64, vmap(lambda k: random.gamma(k, 2.0)) over split keys differs from the "
-    "unbatched draws (and from jax) in the last bit for some lanes"))
 def test_vmapped_gamma_f64_bits(x64):
     run_program(program_vmapped_gamma, {}, exact=True)

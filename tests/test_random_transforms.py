@@ -269,3 +269,21 @@ def test_docs_page_runs():
     namespace: dict = {}
     for code in blocks:
         exec(compile(code, "docs/random.md", "exec"), namespace)
+
+
+def test_gradients_through_draws():
+    """Draws are smooth in location/scale parameters; the gradients agree with jax's."""
+    cases = [lambda r, k, t: r.uniform(k, (3,), minval=t, maxval=2.0).sum(),
+             lambda r, k, t: r.lognormal(k, t, (3,)).sum(),
+             lambda r, k, t: r.truncated_normal(k, t, 2.0, (3,)).sum()]
+    k, kj = yr.PRNGKey(1), jr.PRNGKey(1)
+    for f in cases:
+        expected = jax.grad(lambda t: f(jr, kj, t))(0.5)
+        np.testing.assert_allclose(yax.grad(lambda t: f(yr, k, t))(0.5), expected, rtol=1e-6)
+        np.testing.assert_allclose(yax.jit(yax.grad(lambda t: f(yr, k, t)))(0.5), expected,
+                                   rtol=1e-6)
+
+
+def test_gamma_gradient_is_a_clear_error():
+    with pytest.raises(errors.WhileLoopReverseModeError):
+        yax.grad(lambda a: yr.gamma(yr.PRNGKey(0), a, (2,)).sum())(2.0)

@@ -131,7 +131,7 @@ def test_ldexp_wide_exponents():
     check(lambda m, a, k: m.ldexp(a, k), np.int32(3), np.int32(4))
 
 
-@pytest.mark.parametrize("M", [0, 1, 2, 7])
+@pytest.mark.parametrize("M", [0, 1, 7])
 def test_windows_match_jax(M):
     for name in ("hamming", "hanning", "blackman", "bartlett"):
         check(lambda m: getattr(m, name)(M), rtol=1e-5, atol=1e-6)
@@ -261,5 +261,7 @@ def test_x64_result_dtypes_match_jax(x64):
              lambda m: m.pad(xi, 2, "linear_ramp"), lambda m: m.pad(xi, 2, "mean"),
              lambda m: m.logspace(0, 1, 3), lambda m: m.geomspace(1, 10, 3)]
     for f in cases:
-        got, want = jax.tree_util.tree_leaves(f(jnp)), jax.tree_util.tree_leaves(f(jnp_ref))
+        # jitted: one compile per case instead of one per primitive in a new dtype
+        got = jax.tree_util.tree_leaves(yax.jit(lambda f=f: f(jnp))())
+        want = jax.tree_util.tree_leaves(f(jnp_ref))
         assert [np.asarray(g).dtype for g in got] == [np.asarray(w).dtype for w in want]

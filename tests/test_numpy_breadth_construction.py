@@ -119,6 +119,20 @@ def test_index_helpers_match_jax():
     assert_close(jnp.asarray(X)[idx], np.asarray(X)[tuple(np.asarray(i) for i in ref_idx)])
 
 
+def test_vectorize_multiple_outputs_grad_and_errors(x64):
+    x = RNG.normal(size=(4, 5))
+    f = jnp.vectorize(lambda v: (jnp.sum(v), jnp.max(v)), signature="(n)->(),()")
+    total, top = f(x)
+    assert_close(total, x.sum(1))
+    assert_close(top, x.max(1))
+    dot2 = jnp.vectorize(lambda v, w: jnp.dot(v, w) ** 2, signature="(n),(n)->()")
+    check_grads(lambda a: dot2(a, a[0]), (x,), order=1)
+    with pytest.raises(ValueError, match="signature"):
+        jnp.vectorize(jnp.sum, signature="(n)->")(x)
+    with pytest.raises(NotImplementedError, match="directives"):
+        jnp.r_["r", x[0]]
+
+
 def test_grids_and_index_expressions():
     check(lambda m: m.mgrid[0:3, 0:4])
     check(lambda m: m.mgrid[0:1:5j, -1:1:0.5])

@@ -173,7 +173,13 @@ class _Concat:
         items = list(key) if isinstance(key, tuple) else [key]
         axis, ndmin, trans1d = self.defaults
         if items and isinstance(items[0], str):
-            spec = [int(v) for v in items.pop(0).split(",")]  # "axis[,ndmin[,trans1d]]"
+            directive = items.pop(0)
+            try:
+                spec = [int(v) for v in directive.split(",")]  # "axis[,ndmin[,trans1d]]"
+            except ValueError:
+                raise NotImplementedError(
+                    f"jnp.r_/c_: only 'axis[,ndmin[,trans1d]]' directives are supported (NumPy "
+                    f"matrix directives like 'r' and 'c' are not), got {directive!r}") from None
             axis = spec[0]
             ndmin = spec[1] if len(spec) > 1 else ndmin
             trans1d = spec[2] if len(spec) > 2 else trans1d

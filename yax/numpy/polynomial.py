@@ -139,11 +139,10 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
     """Least-squares polynomial fit of degree `deg` (coefficients highest power first).
 
     `y` may be 2-D (one fit per column). full=True also returns residuals, rank, singular
-    values and rcond; `cov` is not supported."""
+    values and rcond; cov=True (or "unscaled") also returns the covariance of the coefficients.
+    """
     from yax.numpy.construction import vander
     from yax.numpy.linalg import lstsq
-    if cov:
-        raise NotImplementedError("jnp.polyfit: cov=True is not supported")
     x, y = promote_dtypes_inexact(arr("polyfit", x), arr("polyfit", y))
     x, y = arr("polyfit", x), arr("polyfit", y)
     deg = int(deg)
@@ -162,11 +161,30 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
     # scale the columns for conditioning, as NumPy does
     scale = ufuncs.sqrt(reductions.sum(lhs * lhs, axis=0))
     scale = ufuncs.where(scale == 0, creation.ones((), scale.dtype), scale)
-    c, resids, rank, s = lstsq(lhs / scale, rhs, rcond)
+    lhs = lhs / scale
+    c, resids, rank, s = lstsq(lhs, rhs, rcond)
     c = (c.T / scale).T
     if full:
         return c, resids, rank, s, creation.asarray(rcond, x.dtype)
+    if cov:
+        return c, _polyfit_cov(lhs, scale, resids, x.shape[0], deg + 1, y.ndim, cov)
     return c
+
+
+def _polyfit_cov(lhs, scale, resids, n: int, order: int, y_ndim: int, cov):
+    """inv(A^T A) of the scaled Vandermonde matrix, unscaled, times residual / (n - order)."""
+    from yax.numpy.linalg import inv
+    base = inv(lhs.T @ lhs) / (scale[:, None] * scale[None, :])
+    if cov == "unscaled":
+        fac = creation.ones((1,), base.dtype)
+    else:
+        if n <= order:
+            raise ValueError("jnp.polyfit: the number of data points must exceed order to "
+                             "scale the covariance matrix")
+        fac = manipulation.atleast_1d(resids) / (n - order)
+    if y_ndim == 1:
+        return base * fac[0]
+    return base[:, :, None] * fac[None, None, :]
 
 
 def _conv(name, x, y, mode, precision, preferred_element_type):

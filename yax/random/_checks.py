@@ -127,6 +127,7 @@ def float_dtype(name: str, dtype, *, allow_complex: bool = False) -> np.dtype:
 
 
 def int_dtype(name: str, dtype) -> np.dtype:
+    """The requested integer dtype (default: int64 with x64 on, else int32), canonicalised."""
     dt = dtypes.default_int() if dtype is None else np.dtype(dtypes.dtype(dtype))
     if not dtypes.is_int(dt):
         raise errors.DTypeError(f"yax.random.{name}: dtype must be an integer dtype, got {dt}.")
@@ -134,12 +135,14 @@ def int_dtype(name: str, dtype) -> np.dtype:
 
 
 def check_mode(name: str, mode, allowed: tuple) -> None:
+    """`mode` (a static string option) must be one of `allowed`."""
     if mode not in allowed:
         raise RandomArgumentError(
             f"yax.random.{name}: mode must be one of {allowed}, got {mode!r}.")
 
 
 def shape_of(x) -> tuple:
+    """The shape of an Array, tracer, NumPy value or Python scalar."""
     aval = getattr(x, "aval", None)
     return tuple(aval.shape) if aval is not None else tuple(np.shape(x))
 

@@ -1,5 +1,5 @@
 """The additional yax.random distributions (rademacher, pareto, t, chisquare, rayleigh,
-weibull_min, geometric) against jax.random, bit for bit."""
+weibull_min, geometric, poisson) against jax.random, bit for bit."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ CASES = {
     "rayleigh": lambda r, k, s: r.rayleigh(k, 1.5, s),
     "weibull_min": lambda r, k, s: r.weibull_min(k, 1.5, 0.7, s),
     "geometric": lambda r, k, s: r.geometric(k, 0.3, s),
+    "poisson": lambda r, k, s: r.poisson(k, 3.0, s),
+    "poisson_large": lambda r, k, s: r.poisson(k, 25.0, s),
 }
 
 
@@ -39,7 +41,7 @@ def test_matches_jax(name, shape):
 
 
 @pytest.mark.parametrize("name", ["rademacher", "pareto", "rayleigh", "weibull_min",
-                                  "geometric"])
+                                  "geometric", "poisson"])
 def test_matches_jax_x64(x64, name):
     for seed in SEEDS[1:3]:
         y = CASES[name](yr, yr.PRNGKey(seed), (4,))
@@ -54,3 +56,5 @@ def test_array_parameters():
         k, kj = yr.PRNGKey(seed), jr.PRNGKey(seed)
         assert_same(yr.pareto(k, b), jr.pareto(kj, b))
         assert_same(yr.geometric(k, p, (2, 3)), jr.geometric(kj, p, (2, 3)))
+        lam = np.array([0.0, 0.5, 4.0, 9.9, 10.0, 40.0, 1000.0], np.float32)  # both algorithms
+        assert_same(yr.poisson(k, lam), jr.poisson(kj, lam))

@@ -24,7 +24,16 @@ from yax.random.discrete import (  # noqa: F401
     randint,
     shuffle,
 )
-from yax.random.extra import chisquare, geometric, pareto, rademacher, rayleigh, t, weibull_min  # noqa: F401
+from yax.random.extra import (  # noqa: F401
+    chisquare,
+    geometric,
+    pareto,
+    poisson,
+    rademacher,
+    rayleigh,
+    t,
+    weibull_min,
+)
 from yax.random.gamma import beta, dirichlet, gamma, loggamma  # noqa: F401
 from yax.random.keys import (  # noqa: F401
     PRNGKey,

@@ -49,7 +49,7 @@ FLOAT_CASES = {
     "cauchy": lambda r, k, s, dt, P: r.cauchy(k, s, dt),
     "laplace": lambda r, k, s, dt, P: r.laplace(k, s, dt),
     "logistic": lambda r, k, s, dt, P: r.logistic(k, s, dt),
-    "lognormal": lambda r, k, s, dt, P: r.lognormal(k, 0.5, s, dt),
+    "lognormal": lambda r, k, s, dt, P: r.lognormal(k, 0.7, s, dt),
     "multivariate_normal": lambda r, k, s, dt, P: r.multivariate_normal(
         k, P["mean"], P["cov"], s, dt),
     "bernoulli": lambda r, k, s, dt, P: r.bernoulli(k, P["half"] * 0.6, s),

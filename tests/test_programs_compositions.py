@@ -54,9 +54,9 @@ def program_bidirectional_rnn(m: Api, data):
         return jnp.sum(fwd * bwd, axis=1)
 
     tangents = jnp.asarray(data["t"])
-    out, dout = m.jax.jvp(birnn, (w,), (tangents[0],))
+    out, dout = m.jax.jit(lambda w, t: m.jax.jvp(birnn, (w,), (t,)))(w, tangents[0])
     _, f_lin = m.jax.linearize(birnn, w)
-    return out, dout, m.jax.vmap(f_lin)(tangents), m.jax.jit(m.jax.grad(
+    return out, dout, m.jax.jit(m.jax.vmap(f_lin))(tangents), m.jax.jit(m.jax.grad(
         lambda w: jnp.sum(birnn(w) ** 2)))(w)
 
 
@@ -96,8 +96,9 @@ def program_batched_linalg(m: Api, data):
     def logdet_sum(spd):
         return jnp.sum(m.jax.vmap(lambda s: jnp.linalg.slogdet(s)[1])(spd))
 
-    return (m.jax.jit(m.jax.vmap(solve_one))(spd, rhs), m.jax.vmap(jnp.linalg.solve)(spd, rhs),
-            m.jax.grad(logdet_sum)(spd))
+    return (m.jax.jit(m.jax.vmap(solve_one))(spd, rhs),
+            m.jax.jit(m.jax.vmap(jnp.linalg.solve))(spd, rhs),
+            m.jax.jit(m.jax.grad(logdet_sum))(spd))
 
 
 def program_reparameterised_elbo(m: Api, data):

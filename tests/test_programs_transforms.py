@@ -258,7 +258,7 @@ def program_conv_net(m: Api, data):
         logp = m.nn.log_softmax(forward(p, x))
         return -jnp.mean(jnp.take_along_axis(logp, labels[:, None], axis=1))
 
-    return m.jax.jit(forward)(params, x), m.jax.value_and_grad(loss)(params)
+    return m.jax.jit(forward)(params, x), m.jax.jit(m.jax.value_and_grad(loss))(params)
 
 
 def program_conv_reduce_window(m: Api, data):
@@ -277,7 +277,7 @@ def program_conv_reduce_window(m: Api, data):
         return mx, avg
 
     out = m.jax.jit(forward)(k, x)
-    grads = m.jax.grad(lambda k: sum(jnp.sum(o ** 2) for o in forward(k, x)))(k)
+    grads = m.jax.jit(m.jax.grad(lambda k: sum(jnp.sum(o ** 2) for o in forward(k, x))))(k)
     return out, grads
 
 
@@ -298,7 +298,7 @@ def program_conv_variants(m: Api, data):
                                    ((0, 0), (0, 0), (1, 0), (0, 1)))
         return jnp.sum(pooled ** 2) + jnp.sum(jnp.sin(s))
 
-    grads = m.jax.grad(f, argnums=(0, 1))(k_dw, k_up)
+    grads = m.jax.jit(m.jax.grad(f, argnums=(0, 1)))(k_dw, k_up)
     per_img = m.jax.vmap(lambda im: lax.conv_general_dilated(im[None], k_up, (1, 1),
                                                               "SAME")[0])(x)
     grouped = lax.conv_general_dilated(jnp.concatenate([x, x]), jnp.ones((4, 4, 1, 1)), (1, 1),
@@ -355,7 +355,7 @@ def program_logaddexp_ties(m: Api, data):
     jnp = m.jnp
     z = jnp.asarray([0.0, 1.5, -2.0, 0.0])
     f = lambda z: jnp.sum(jnp.logaddexp(0.0, z) + jnp.logaddexp(z, z) + jnp.logaddexp2(z, 0.0))
-    return m.jax.grad(f)(z), m.jax.hessian(f)(z)
+    return m.jax.jit(m.jax.grad(f))(z), m.jax.jit(m.jax.hessian(f))(z)
 
 
 def test_logaddexp_ties_match_jax():

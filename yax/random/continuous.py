@@ -16,7 +16,7 @@ from yax import numpy as jnp
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.random import _checks, threefry
-from yax.random._barrier import optimization_barrier
+from yax.random._barrier import opaque
 from yax.random._kernel import Kernel
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -80,9 +80,9 @@ def _split2(key):
 
 def _truncated_normal(key, lower, upper, shape, dtype):
     sqrt2 = _const(np.sqrt(2), dtype)
-    # The barrier keeps XLA from evaluating erf of constant bounds on the host.
-    lower = optimization_barrier(lax.convert_element_type(lower, dtype))
-    upper = optimization_barrier(lax.convert_element_type(upper, dtype))
+    # Opaque bounds: XLA must not evaluate erf of constant bounds on the host (an ulp off).
+    lower = opaque(lax.convert_element_type(lower, dtype), key)
+    upper = opaque(lax.convert_element_type(upper, dtype), key)
     a = lax.erf(lax.div(lower, sqrt2))
     b = lax.erf(lax.div(upper, sqrt2))
     u = _uniform(key, shape, dtype, a, b)

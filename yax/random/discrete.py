@@ -16,7 +16,7 @@ from yax import numpy as jnp
 from yax.core import dtypes
 from yax.core.trace import Tracer
 from yax.random import _checks, threefry
-from yax.random._barrier import optimization_barrier
+from yax.random._barrier import opaque
 from yax.random._kernel import Kernel
 from yax.random.continuous import _const, _gumbel, _uniform
 
@@ -299,7 +299,7 @@ def _choice_indices(key, p, shape, replace, mode, n_inputs):
         p_cuml = jnp.cumsum(p)
         r = p_cuml[-1] * (1 - _uniform(key, shape, p_cuml.dtype))
         return _searchsorted_left(p_cuml, r)
-    g = _gumbel(key, (n_inputs,), p.dtype, mode) + jnp.log(optimization_barrier(p))
+    g = _gumbel(key, (n_inputs,), p.dtype, mode) + jnp.log(opaque(p, key))
     return _top_k_indices(g, math.prod(shape)).astype(dtypes.default_int())
 
 

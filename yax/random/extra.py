@@ -15,7 +15,7 @@ from yax import lax_like as lax
 from yax import numpy as jnp
 from yax.core import dtypes
 from yax.random import _checks, threefry
-from yax.random._barrier import optimization_barrier
+from yax.random._barrier import opaque
 from yax.random._kernel import Kernel
 from yax.random.continuous import _exponential, _normal, _uniform
 from yax.random.gamma import _gamma
@@ -59,7 +59,7 @@ def _weibull_min(key, scale, concentration, shape, dtype):
 def _geometric(key, p, shape, dtype):
     u = _uniform(key, shape, p.dtype)
     u = jnp.where(u == 0, 1, u)  # jax maps u = 0 to 1 (keeps its historical draws)
-    log_one_minus_p = jnp.broadcast_to(lax.log1p(-optimization_barrier(p)), shape)
+    log_one_minus_p = jnp.broadcast_to(lax.log1p(-opaque(p, key)), shape)
     return (lax.floor(lax.log(u) / log_one_minus_p) + 1).astype(dtype)
 
 
@@ -106,7 +106,7 @@ def _poisson_rejection(key, lam, shape, dtype):
 
 
 def _poisson(key, lam, shape, dtype):
-    lam = optimization_barrier(lam)
+    lam = opaque(lam, key)
     use_knuth = jnp.isnan(lam) | (lam < 10)
     lam_knuth = lax.select(use_knuth, lam, jnp.zeros_like(lam))
     # Rejection's acceptance rate approaches 89% for large rates: 1e5 keeps unused lanes cheap.

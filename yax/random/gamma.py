@@ -22,7 +22,7 @@ from yax import errors
 from yax import lax_like as lax
 from yax import numpy as jnp
 from yax.random import _checks, threefry
-from yax.random._barrier import optimization_barrier
+from yax.random._barrier import opaque, optimization_barrier
 from yax.random._kernel import Kernel
 from yax.random.continuous import _const, _exponential, _normal, _uniform
 from yax.transforms.vmap import vmap
@@ -88,8 +88,8 @@ def _gamma_one(key, alpha, log_space: bool):
 
 
 def _gamma(key, a, shape, dtype, log_space=False):
-    # The barrier keeps XLA from folding log(a - 1/3) etc. of a constant `a` on the host.
-    a = jnp.broadcast_to(optimization_barrier(lax.convert_element_type(a, dtype)), shape)
+    # Opaque: XLA must not fold log(a - 1/3) etc. of a constant `a` on the host.
+    a = jnp.broadcast_to(opaque(lax.convert_element_type(a, dtype), key), shape)
     n = math.prod(shape)
     keys = threefry.split(key, (n,))
     flat = jnp.reshape(a, (n,))

@@ -259,3 +259,22 @@ def test_vmap_matches_loop():
     check_vmap(lambda a, s: jnp.roll(a, s, 1), xs, np.array([0, 1, -3], np.int32))
     check_vmap(lambda a, r: jnp.repeat(a[0], r, total_repeat_length=6),
                xs, np.array([[1, 2, 3, 0], [0, 0, 0, 6], [2, 2, 2, 2]], np.int32))
+
+
+def test_less_common_helpers_match_jax():
+    mask = X > 0
+    check(lambda m, x: m.place(x, x > 0, np.array([7.0, 8.0], np.float32), inplace=False), X,
+          eager=False)
+    check(lambda m, x: m.put(x, np.array([0, 5, 11], np.int32), np.float32(3.0),
+                             inplace=False), X, eager=False)
+    check(lambda m, x: m.extract(x > 0, x, size=6, fill_value=-1.0), X, eager=False)
+    check(lambda m, x: m.compress(np.array([True, False, True]), x, axis=0), X, eager=False)
+    check(lambda m, x: m.rollaxis(x[None], 2, 0), X, eager=False)
+    for g, w in zip(jnp.mask_indices(3, jnp.triu, 1), jnp_ref.mask_indices(3, jnp_ref.triu, 1),
+                    strict=True):  # eager only: the mask must be concrete (in jax too)
+        assert_close(g, np.asarray(w))
+    check(lambda m: m.diag_indices_from(np.ones((3, 3, 3))), eager=False)
+    check(lambda m: m.tril_indices_from(np.ones((3, 5)), -1), eager=False)
+    assert_close(jnp.extract(mask, X), X[mask])
+    with pytest.raises(NotImplementedError, match="inplace=False"):
+        jnp.place(X, mask, 1.0)

@@ -408,11 +408,14 @@ def place(arr_, mask, vals, *, inplace: bool = True):
                                   "inplace=False and use the returned array")
     a = arr("place", arr_)
     m = manipulation.ravel(arr("place", mask))
-    from yax.numpy.setops import nonzero
-    (idx,) = nonzero(m)
-    v = resize(manipulation.astype(manipulation.ravel(arr("place", vals)), a.dtype),
-               (idx.shape[0],))
-    return manipulation.reshape(manipulation.ravel(a).at[idx].set(v), a.shape)
+    v = manipulation.ravel(manipulation.astype(arr("place", vals), a.dtype))
+    if v.shape[0] == 0:
+        raise ValueError("jnp.place: vals must not be empty")
+    # the k-th masked position takes vals[k % len(vals)]: a running count, no data-dependent
+    # shapes, so this also works under jit
+    k = reductions.cumsum(m, dtype=np.int32) - 1
+    taken = v[ufuncs.remainder(ufuncs.maximum(k, 0), v.shape[0])]
+    return manipulation.reshape(ufuncs.where(m, taken, manipulation.ravel(a)), a.shape)
 
 
 def put(a, ind, v, mode=None, *, inplace: bool = True):

@@ -290,3 +290,12 @@ def test_check_grads_with_nondiff_arguments_under_jit_and_vmap(x64):
         check_grads(fun, (x, 1.5), order=2, modes=("fwd", "rev"))
         check_grads(yax.jit(fun), (x, 1.5), order=1, modes=("fwd", "rev"))
         check_grads(yax.vmap(fun, in_axes=(0, None)), (x, 1.5), order=1, modes=("fwd", "rev"))
+
+
+def test_sinc_derivatives_at_zero_use_the_maclaurin_series():
+    """jnp.sinc is built with custom_jvp so every order is exact at 0 (was 0 from order 2)."""
+    f, g = jnp.sinc, jax.numpy.sinc
+    for _ in range(4):  # orders 1 to 4
+        f, g = yax.grad(f), jax.grad(g)
+        np.testing.assert_allclose(f(0.0), g(0.0), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(f(0.3), g(0.3), rtol=1e-4)

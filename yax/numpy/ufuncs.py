@@ -620,11 +620,32 @@ def heaviside(x1, x2, /):
 
 
 def sinc(x, /):
-    """sin(pi x) / (pi x), with sinc(0) = 1."""
+    """sin(pi x) / (pi x), with sinc(0) = 1 and every derivative at 0 exact (its Maclaurin
+    coefficients), not just the first."""
     (x,) = promote_args_inexact("sinc", x)
     is_zero = lax.eq(x, 0.0)
     pix = lax.mul(lax.select(is_zero, 1.0, x), np.pi)
-    return lax.select(is_zero, 1.0, lax.div(lax.sin(pix), pix))
+    return lax.select(is_zero, _sinc_derivative_at_zero(0, x), lax.div(lax.sin(pix), pix))
+
+
+def _sinc_at_zero_value(k: int, x):
+    """The k-th derivative of sinc at 0: (-1)^(k/2) pi^k / (k + 1) for even k, 0 for odd k."""
+    from yax.numpy.creation import full_like
+    return full_like(x, 0.0 if k % 2 else (-1.0) ** (k // 2) * np.pi ** k / (k + 1))
+
+
+def _make_sinc_derivative_at_zero():
+    from yax.transforms.custom_derivatives import custom_jvp
+    f = custom_jvp(_sinc_at_zero_value, nondiff_argnums=(0,))
+
+    @f.defjvp
+    def _(k, primals, tangents):
+        (x,), (t,) = primals, tangents
+        return f(k, x), lax.mul(f(k + 1, x), t)
+    return f
+
+
+_sinc_derivative_at_zero = _make_sinc_derivative_at_zero()
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):

@@ -4,5 +4,8 @@
     import yax.scipy.stats.norm as norm
 """
 
-from yax.scipy import special, stats  # noqa: F401
-from yax.scipy import linalg  # noqa: F401,E402
+from yax.scipy import (  # noqa: F401
+    linalg,  # noqa: F401,E402
+    special,
+    stats,
+)

@@ -34,3 +34,21 @@ def x64_mode(request):
     yax.config.update("enable_x64", request.param)
     yield request.param
     yax.config.update("enable_x64", old)
+
+
+# --- where the suite's time goes: total call+setup time per test file, printed at the end ---
+_file_seconds: dict = {}
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::")[0]
+    _file_seconds[path] = _file_seconds.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _file_seconds:
+        return
+    total = sum(_file_seconds.values())
+    terminalreporter.write_line(f"test time by file (total {total:.0f} s across workers):")
+    for path, seconds in sorted(_file_seconds.items(), key=lambda kv: -kv[1])[:15]:
+        terminalreporter.write_line(f"  {seconds:7.1f} s  {path}")

@@ -66,3 +66,23 @@ def random_values(seed: int, shape, dtype) -> np.ndarray:
     if dtype.kind == "i":
         return np.asarray(rng.integers(-50, 50, size=shape).astype(dtype))
     return np.asarray((rng.normal(size=shape) * 10).astype(dtype))
+
+
+def check_against_jax_numpy(fn, *args, rtol=None, atol=None, eager=True):
+    """`fn(module, *args)` with yax.numpy matches it with jax.numpy, under jit and (unless
+    eager=False: eager runs compile one program per primitive, so the big tables check
+    eager == jit on a representative sample only) eagerly."""
+    import jax
+    import jax.numpy as jnp_ref
+
+    import yax.numpy as jnp
+    want = jax.tree_util.tree_map(np.asarray, fn(jnp_ref, *args))
+    if eager:
+        return check_eager_and_jit(lambda *a: fn(jnp, *a), list(args), want, rtol=rtol,
+                                   atol=atol)
+    got = yax.jit(lambda *a: fn(jnp, *a))(*args)
+    leaves_got, leaves_want = yax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    assert len(leaves_got) == len(leaves_want)
+    for g, w in zip(leaves_got, leaves_want, strict=True):
+        assert_close(g, w, rtol=rtol, atol=atol)
+    return got

@@ -4,14 +4,13 @@ against a Python loop, and the static-shape errors."""
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp_ref
 import numpy as np
 import pytest
 
 import yax
 import yax.numpy as jnp
-from tests.harness import assert_close, check_eager_and_jit
+from tests.harness import assert_close, check_against_jax_numpy
 from yax import errors
 from yax.test_util import check_grads
 
@@ -20,20 +19,7 @@ X = RNG.normal(size=(3, 4)).astype(np.float32)
 XI = (np.arange(12).reshape(3, 4) * 3).astype(np.int32)
 
 
-def check(fn, *args, rtol=None, atol=None, eager=True):
-    """`fn(module, *args)` with yax.numpy matches it with jax.numpy, under jit and (unless
-    eager=False: eager runs compile one program per primitive, so the big tables check
-    eager == jit on a representative sample only) eagerly."""
-    want = jax.tree_util.tree_map(np.asarray, fn(jnp_ref, *args))
-    if eager:
-        return check_eager_and_jit(lambda *a: fn(jnp, *a), list(args), want, rtol=rtol,
-                                   atol=atol)
-    got = yax.jit(lambda *a: fn(jnp, *a))(*args)
-    leaves_got, leaves_want = yax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
-    assert len(leaves_got) == len(leaves_want)
-    for g, w in zip(leaves_got, leaves_want, strict=True):
-        assert_close(g, w, rtol=rtol, atol=atol)
-    return got
+check = check_against_jax_numpy
 
 
 def check_vmap(f, *xs):

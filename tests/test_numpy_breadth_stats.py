@@ -11,7 +11,7 @@ import pytest
 
 import yax
 import yax.numpy as jnp
-from tests.harness import assert_close, check_eager_and_jit
+from tests.harness import assert_close, check_against_jax_numpy
 from yax.test_util import check_grads
 
 RNG = np.random.default_rng(1)
@@ -22,20 +22,7 @@ XN[3, :] = np.nan
 W = RNG.random(5).astype(np.float32)
 
 
-def check(fn, *args, rtol=None, atol=None, eager=True):
-    """`fn(module, *args)` with yax.numpy matches it with jax.numpy, under jit and (unless
-    eager=False: eager runs compile one program per primitive, so the big tables check
-    eager == jit on a representative sample only) eagerly."""
-    want = jax.tree_util.tree_map(np.asarray, fn(jnp_ref, *args))
-    if eager:
-        return check_eager_and_jit(lambda *a: fn(jnp, *a), list(args), want, rtol=rtol,
-                                   atol=atol)
-    got = yax.jit(lambda *a: fn(jnp, *a))(*args)
-    leaves_got, leaves_want = yax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
-    assert len(leaves_got) == len(leaves_want)
-    for g, w in zip(leaves_got, leaves_want, strict=True):
-        assert_close(g, w, rtol=rtol, atol=atol)
-    return got
+check = check_against_jax_numpy
 
 
 @pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint",

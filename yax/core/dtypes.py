@@ -224,3 +224,17 @@ def scalar_type_of(x) -> tuple[np.dtype, bool]:
     if aval is not None:
         return aval.dtype, aval.weak_type
     return canonicalize(np.result_type(x)), False
+
+
+def lowest(dt):
+    """The identity of max over `dt`: -inf, the smallest integer, or False."""
+    if is_bool(dt):
+        return False
+    return -np.inf if is_inexact(dt) else iinfo(dt).min
+
+
+def highest(dt):
+    """The identity of min over `dt`: +inf, the largest integer, or True."""
+    if is_bool(dt):
+        return True
+    return np.inf if is_inexact(dt) else iinfo(dt).max

@@ -26,16 +26,7 @@ from yax.core.trace import Tracer
 __all__ = ["segment_max", "segment_min", "segment_prod", "segment_sum"]
 
 
-def _lowest(dt):
-    if dtypes.is_bool(dt):
-        return False
-    return -np.inf if dtypes.is_inexact(dt) else dtypes.iinfo(dt).min
-
-
-def _highest(dt):
-    if dtypes.is_bool(dt):
-        return True
-    return np.inf if dtypes.is_inexact(dt) else dtypes.iinfo(dt).max
+_lowest, _highest = dtypes.lowest, dtypes.highest  # identities of max and min
 
 
 # name: (scatter, reduction over buckets, identity)

@@ -25,16 +25,7 @@ ir = mlir.ir
 
 # --- identities of the monoids ----------------------------------------------------------------
 
-def _lowest(dt):
-    if dtypes.is_bool(dt):
-        return False
-    return -np.inf if dtypes.is_inexact(dt) else dtypes.iinfo(dt).min
-
-
-def _highest(dt):
-    if dtypes.is_bool(dt):
-        return True
-    return np.inf if dtypes.is_inexact(dt) else dtypes.iinfo(dt).max
+_lowest, _highest = dtypes.lowest, dtypes.highest  # identities of max and min
 
 
 def _all_ones(dt):

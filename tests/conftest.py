@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 
 os.environ.setdefault("YAX_PLATFORM", "cpu")
@@ -25,6 +26,16 @@ def x64():
     finally:
         yax.config.update("enable_x64", old)
         jax.config.update("jax_enable_x64", old_jax)
+
+
+@pytest.fixture(params=[np.float32, np.float64], ids=["f32", "f64"])
+def dtype(request):
+    """The float dtype of the test: float32 with x64 off, float64 with x64 on (restored after).
+    A test module's own `dtype` fixture or parametrization takes precedence."""
+    old = yax.config.enable_x64
+    yax.config.update("enable_x64", request.param == np.float64)
+    yield request.param
+    yax.config.update("enable_x64", old)
 
 
 @pytest.fixture(params=[False, True], ids=["x32", "x64"])

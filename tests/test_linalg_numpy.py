@@ -8,6 +8,7 @@ import pytest
 
 import yax
 import yax.numpy as jnp
+from tests.linalg_helpers import rand, spd, well_conditioned
 from yax import errors
 from yax.test_util import check_grads
 
@@ -15,31 +16,9 @@ LA = jnp.linalg
 TOL = {np.float32: 5e-4, np.float64: 1e-9}
 
 
-def rand(seed, shape, dtype=np.float64):
-    return np.random.default_rng(seed).normal(size=shape).astype(dtype)
-
-
-def well_conditioned(seed, shape, dtype=np.float64):
-    n = shape[-1]
-    return (rand(seed, shape) + 3 * np.eye(n)).astype(dtype)
-
-
-def spd(seed, shape, dtype=np.float64):
-    a = rand(seed, shape)
-    return (a @ np.swapaxes(a, -1, -2) / shape[-1] + np.eye(shape[-1])).astype(dtype)
-
-
 def close(got, want, dtype, scale=1.0):
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=TOL[dtype] * scale,
                                atol=TOL[dtype] * scale)
-
-
-@pytest.fixture(params=[np.float32, np.float64], ids=["f32", "f64"])
-def dtype(request):
-    old = yax.config.enable_x64
-    yax.config.update("enable_x64", request.param == np.float64)
-    yield request.param
-    yax.config.update("enable_x64", old)
 
 
 def both(f, *args):

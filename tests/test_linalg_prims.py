@@ -9,23 +9,13 @@ import pytest
 import scipy.linalg as sla
 
 import yax
+from tests.linalg_helpers import rand, spd
 from yax import errors
 from yax.primitives.linalg import custom_call, triangular
 from yax.test_util import check_grads
 
 L = yax.lax.linalg
 TOL = {np.float32: 2e-4, np.float64: 1e-10}
-
-
-def rand(seed, shape, dtype=np.float64):
-    return np.random.default_rng(seed).normal(size=shape).astype(dtype)
-
-
-def spd(seed, shape, dtype=np.float64):
-    """Well-conditioned symmetric positive definite matrices."""
-    a = rand(seed, shape)
-    n = shape[-1]
-    return (a @ np.swapaxes(a, -1, -2) / n + np.eye(n)).astype(dtype)
 
 
 def tri(seed, shape, lower=True, dtype=np.float64):
@@ -54,14 +44,6 @@ def vmap_matches_loop(f, x, *rest):
     for k, g in enumerate(got):
         want = np.stack([np.asarray(o[k]) for o in loop])
         np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5, atol=1e-5)
-
-
-@pytest.fixture(params=[np.float32, np.float64], ids=["f32", "f64"])
-def dtype(request):
-    old = yax.config.enable_x64
-    yax.config.update("enable_x64", request.param == np.float64)
-    yield request.param
-    yax.config.update("enable_x64", old)
 
 
 # --- cholesky ------------------------------------------------------------------------------------

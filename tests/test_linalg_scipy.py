@@ -9,32 +9,16 @@ import scipy.linalg as sl
 
 import yax
 import yax.scipy.linalg as ysl
+from tests.linalg_helpers import rand, spd
 from yax import errors
 from yax.test_util import check_grads
 
 TOL = {np.float32: 5e-4, np.float64: 1e-9}
 
 
-def rand(seed, shape, dtype=np.float64):
-    return np.random.default_rng(seed).normal(size=shape).astype(dtype)
-
-
-def spd(seed, shape, dtype=np.float64):
-    a = rand(seed, shape)
-    return (a @ np.swapaxes(a, -1, -2) / shape[-1] + np.eye(shape[-1])).astype(dtype)
-
-
 def close(got, want, dtype, scale=1.0):
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=TOL[dtype] * scale,
                                atol=TOL[dtype] * scale)
-
-
-@pytest.fixture(params=[np.float32, np.float64], ids=["f32", "f64"])
-def dtype(request):
-    old = yax.config.enable_x64
-    yax.config.update("enable_x64", request.param == np.float64)
-    yield request.param
-    yax.config.update("enable_x64", old)
 
 
 def test_cholesky_family(dtype):

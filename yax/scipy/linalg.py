@@ -12,8 +12,8 @@ from __future__ import annotations
 from yax import errors, lax
 from yax.lax_like import linalg as lax_linalg
 from yax.numpy import linalg as jnp_linalg
-from yax.numpy.linalg._solve import lu_solve_factored
-from yax.numpy.linalg._util import C, as_matrix, as_matrix_pair, broadcast_batch_dims
+from yax.numpy.linalg._solve import _as_columns, lu_solve_factored
+from yax.numpy.linalg._util import C, as_matrix, as_matrix_pair
 from yax.primitives.linalg.lu import lu_pivots_to_permutation, permutation_matrix
 
 __all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu",
@@ -32,29 +32,12 @@ def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: 
     return cholesky(a, lower=lower, overwrite_a=overwrite_a, check_finite=check_finite), lower
 
 
-def _columns(name: str, a, b):
-    """b (n,) -> (n, 1) or (..., n, k), batch dims broadcast with a's; returns a restore fn."""
-    n = a.shape[-1]
-    vector = b.ndim == 1
-    shown = f"a {a.aval.str_short()} and b {b.aval.str_short()}"
-    if vector:
-        b = lax.reshape(b, (b.shape[0], 1))
-    if b.ndim < 2 or b.shape[-2] != n:
-        raise errors.ShapeError(f"{name}: {shown} do not fit: b must be (n,) or (..., n, k) "
-                                f"with n = {n}")
-    a, b = broadcast_batch_dims(name, a, b)
-
-    def restore(x):
-        return lax.reshape(x, tuple(x.shape[:-1])) if vector else x
-    return a, b, restore
-
-
 def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = True):
     """Solve a x = b given cho_factor(a) = (c, lower)."""
     del overwrite_b, check_finite
     c, lower = c_and_lower
     c, b = as_matrix_pair("cho_solve", c, b)
-    c, b, restore = _columns("cho_solve", c, b)
+    c, b, restore = _as_columns("cho_solve", c, b)
     # a = L L^H: solve L y = b then L^H x = y (with U = L^H when upper)
     y = lax_linalg.triangular_solve(c, b, left_side=True, lower=lower, transpose_a=not lower,
                                     conjugate_a=not lower)
@@ -76,7 +59,7 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
                               f"{trans!r}")
     t = _TRANS[trans]
     a, b = as_matrix_pair("solve_triangular", a, b)
-    a, b, restore = _columns("solve_triangular", a, b)
+    a, b, restore = _as_columns("solve_triangular", a, b)
     x = lax_linalg.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=t > 0,
                                     conjugate_a=t == 2, unit_diagonal=unit_diagonal)
     return restore(x)
@@ -98,7 +81,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b: bool = False, check_finite: bo
     if trans not in _TRANS:
         raise errors.YaxError(f"lu_solve: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
     perm = lu_pivots_to_permutation(piv, lu_.shape[-1])
-    lu_, b, restore = _columns("lu_solve", lu_, b)
+    lu_, b, restore = _as_columns("lu_solve", lu_, b)
     if tuple(perm.shape[:-1]) != tuple(lu_.shape[:-2]):
         perm = lax.broadcast_in_dim(perm, tuple(lu_.shape[:-1]),
                                     tuple(range(lu_.ndim - 1 - perm.ndim, lu_.ndim - 1)))

@@ -29,7 +29,7 @@ from yax.transforms.jit import jit  # noqa: E402,F401
 from yax.transforms.vmap import vmap  # noqa: E402,F401
 from yax.transforms.make_jaxpr import make_jaxpr  # noqa: E402,F401
 
-__version__ = "0.1.0"
+from yax._version import __version__  # noqa: E402,F401
 from yax import nn, scipy  # noqa: E402,F401
 from yax import ad_checkpoint, checkpoint_policies  # noqa: E402,F401
 from yax import ops, tree  # noqa: E402,F401

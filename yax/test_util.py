@@ -54,6 +54,8 @@ def _assert_close(got, want, atol, rtol, what: str) -> None:
 
 
 def check_jvp(f, args, *, eps, atol, rtol, rng) -> None:
+    """Check `jvp(f)` at `args` along a random direction against central finite differences
+    (step `eps`), within `atol`/`rtol`; raises AssertionError naming the mismatch."""
     tangents = tree_util.tree_map(lambda x: _random_like(rng, x), args)
     _, t_out = jvp(f, args, tangents)
     plus = tree_util.tree_map(lambda x, t: _np(x) + eps * t, args, tangents)
@@ -64,6 +66,8 @@ def check_jvp(f, args, *, eps, atol, rtol, rng) -> None:
 
 
 def check_vjp(f, args, *, atol, rtol, rng) -> None:
+    """Check `vjp(f)` at `args` against `jvp(f)` by the transposition identity
+    <u, J v> = <J^T u, v> for random u and v; raises AssertionError naming the mismatch."""
     tangents = tree_util.tree_map(lambda x: _random_like(rng, x), args)
     out, t_out = jvp(f, args, tangents)
     _, f_vjp = vjp(f, *args)

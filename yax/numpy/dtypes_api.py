@@ -46,7 +46,10 @@ class _ScalarMeta(type):
 
 def _scalar_type(np_dtype) -> type:
     np_dtype = np.dtype(np_dtype)
-    return _ScalarMeta(np_dtype.name, (object,), {"dtype": np_dtype})
+    doc = (f"The {np_dtype.name} scalar type: `jnp.{np_dtype.name}(x)` makes an Array of dtype "
+           f"{np_dtype.name} (0-d for a scalar), and `np.dtype(jnp.{np_dtype.name})` is its "
+           f"NumPy dtype.")
+    return _ScalarMeta(np_dtype.name, (object,), {"dtype": np_dtype, "__doc__": doc})
 
 
 bool_ = _scalar_type(dtypes.bool_)

@@ -3,8 +3,9 @@
 Each library runs in its own fresh subprocess (so neither one's memory is counted in the other's
 figures), the same mix in a fixed rotation: a jitted function, a jitted gradient, a few eager
 ops, and an eager `vmap`. Resident memory (VmRSS) is read after a warm-up (every program
-compiled, caches filled) and at the end, after a garbage collection; the goal is growth within
-5 MiB. Run alone (not part of `make bench`, it takes minutes):
+compiled, caches filled), every 10% of the run, and at the end after a garbage collection; the
+goal is growth within 5 MiB. The peak column is the largest growth seen during the run (before
+the final collection). Run alone (not part of `make bench`, it takes minutes):
 
     python benchmarks/bench_soak.py                 # 100000 calls each, yax then jax
     python benchmarks/bench_soak.py --calls 20000 --only yax
@@ -58,9 +59,28 @@ def _workload(lib: str):
             lambda: mod.vmap(row_stat)(xs)]
 
 
-def soak(lib: str, calls: int, warmup: int, samples: int = 10) -> dict:
+def _drainer(every: int):
+    """With `every` > 0: a function to call each iteration that empties jaxlib's queue of
+    Python objects released by its C++ threads (it is otherwise emptied only when Python's
+    garbage collector runs, which a program allocating few long-lived objects rarely triggers):
+    the experiment that shows where growth between garbage collections comes from."""
+    if every <= 0:
+        return None
+    from jaxlib import xla_client
+    collect = xla_client._xla.collect_garbage
+    count = [0]
+
+    def maybe_drain():
+        count[0] += 1
+        if count[0] % every == 0:
+            collect()
+    return maybe_drain
+
+
+def soak(lib: str, calls: int, warmup: int, samples: int = 10, drain_every: int = 0) -> dict:
     """Run `calls` calls of the rotation (after `warmup` calls); memory and throughput."""
     ops = _workload(lib)
+    drain = _drainer(drain_every)
     for i in range(warmup):
         ops[i % len(ops)]().block_until_ready()
     gc.collect()
@@ -71,6 +91,8 @@ def soak(lib: str, calls: int, warmup: int, samples: int = 10) -> dict:
     out = None
     for i in range(calls):
         out = ops[i % len(ops)]()
+        if drain is not None:
+            drain()
         if (i + 1) % every == 0:
             out.block_until_ready()
             trace.append(round((rss_bytes() - start_rss) / MIB, 2))
@@ -82,25 +104,28 @@ def soak(lib: str, calls: int, warmup: int, samples: int = 10) -> dict:
             "calls_per_s": round(calls / elapsed, 1),
             "rss_after_warmup_mib": round(start_rss / MIB, 1),
             "rss_end_mib": round(end_rss / MIB, 1),
-            "growth_mib": round((end_rss - start_rss) / MIB, 2), "growth_trace_mib": trace}
+            "growth_mib": round((end_rss - start_rss) / MIB, 2), "growth_trace_mib": trace,
+            "peak_growth_mib": max(trace + [round((end_rss - start_rss) / MIB, 2)]),
+            "drain_every": drain_every}
 
 
-def _child(lib: str, calls: int, warmup: int) -> dict:
+def _child(lib: str, calls: int, warmup: int, drain_every: int) -> dict:
     env = dict(os.environ, JAX_PLATFORMS="cpu", YAX_PLATFORM="cpu", TF_CPP_MIN_LOG_LEVEL="3",
                PYTHONPATH=_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     cmd = [sys.executable, os.path.abspath(__file__), "--child", lib, "--calls", str(calls),
-           "--warmup", str(warmup)]
+           "--warmup", str(warmup), "--drain-every", str(drain_every)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def print_table(rows) -> None:
     print(f"{'lib':5s} {'calls':>8s} {'calls/s':>9s} {'RSS warm (MiB)':>15s} "
-          f"{'RSS end (MiB)':>14s} {'growth (MiB)':>13s}  growth every 10% (MiB)")
+          f"{'RSS end (MiB)':>14s} {'growth (MiB)':>13s} {'peak (MiB)':>11s}  "
+          f"growth every 10%, before gc (MiB)")
     for r in rows:
         print(f"{r['lib']:5s} {r['calls']:8d} {r['calls_per_s']:9.1f} "
               f"{r['rss_after_warmup_mib']:15.1f} {r['rss_end_mib']:14.1f} "
-              f"{r['growth_mib']:13.2f}  {r['growth_trace_mib']}")
+              f"{r['growth_mib']:13.2f} {r['peak_growth_mib']:11.2f}  {r['growth_trace_mib']}")
 
 
 def main(argv=None) -> None:
@@ -108,13 +133,16 @@ def main(argv=None) -> None:
     p.add_argument("--calls", type=int, default=100_000)
     p.add_argument("--warmup", type=int, default=5_000)
     p.add_argument("--only", choices=("yax", "jax"), default=None)
+    p.add_argument("--drain-every", type=int, default=0,
+                   help="empty jaxlib's deferred-release queue every N calls (an experiment)")
     p.add_argument("--child", choices=("yax", "jax"), default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        print(json.dumps(soak(args.child, args.calls, args.warmup)))
+        print(json.dumps(soak(args.child, args.calls, args.warmup,
+                              drain_every=args.drain_every)))
         return
     libs = [args.only] if args.only else ["yax", "jax"]
-    print_table([_child(lib, args.calls, args.warmup) for lib in libs])
+    print_table([_child(lib, args.calls, args.warmup, args.drain_every) for lib in libs])
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ def _results(futures, timeout=WAIT) -> list:
     return [f.result(timeout=timeout) for f in futures]
 
 
-# --- eight threads, each a different mix of eager / jit / grad / vmap / scan / random ---------
+# --- eight threads, each a different mix of eager / jit / grad / vmap / loops / random -------
 
 _shared_jit = yax.jit(lambda x, c: x * c + jnp.sum(x))
 
@@ -108,7 +108,38 @@ def _op_cond(x, c, key):
     return out, xn * c if xn.sum() > 0 else -xn
 
 
-_OPS = [_op_eager, _op_jit, _op_grad, _op_jit_grad, _op_vmap, _op_scan, _op_random, _op_cond]
+def _halve_until_small(v):
+    return v * 0.5
+
+
+def _not_small(v):
+    return jnp.max(jnp.abs(v)) > 1.0
+
+
+def _op_while(x, c, key):
+    out = lax.while_loop(_not_small, _halve_until_small, x * c)
+    v = np.asarray(x) * c
+    while np.abs(v).max() > 1.0:
+        v = v * 0.5
+    return out, v
+
+
+@yax.custom_jvp
+def _softplus(v):
+    return jnp.log1p(jnp.exp(v))
+
+
+_softplus.defjvp(lambda primals, tangents: (_softplus(primals[0]),
+                                            tangents[0] / (1.0 + jnp.exp(-primals[0]))))
+
+
+def _op_custom_jvp(x, c, key):
+    xn = np.asarray(x, np.float64)
+    return yax.grad(lambda v: jnp.sum(_softplus(v * c)))(x), c / (1.0 + np.exp(-xn * c))
+
+
+_OPS = [_op_eager, _op_jit, _op_grad, _op_jit_grad, _op_vmap, _op_scan, _op_random, _op_cond,
+        _op_while, _op_custom_jvp]
 _EXPECTED_NORMAL: dict = {}
 
 
@@ -132,7 +163,7 @@ def warmed():
 
 def _worker(i):
     x, c, key = _thread_inputs(i)
-    mix = [_OPS[(i + k) % len(_OPS)] for k in range(3)] + [_OPS[(3 * i + 1) % len(_OPS)]]
+    mix = [_OPS[(i + k) % len(_OPS)] for k in range(4)] + [_OPS[(3 * i + 5) % len(_OPS)]]
     for n in range(N_ITER):
         op = mix[n % len(mix)]
         got, want = op(x, c, key)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+import threading
 
 _YAX_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -38,7 +39,20 @@ def user_frame(skip: int = 1):
 # While a staged jaxpr is re-run under another transformation (eval_jaxpr), the equations it
 # produces belong to the user line that created the original equation, not to whoever called the
 # transformation: eval_jaxpr sets this, and user code run from inside a rule clears it.
-replay_source: list = [None]
+class _PerThreadSlot(threading.local):
+    """One value per thread, read and written as `slot[0]` (a thread's replay must not relabel
+    the equations another thread is staging at the same time)."""
+
+    value = None
+
+    def __getitem__(self, _index):
+        return self.value
+
+    def __setitem__(self, _index, value):
+        self.value = value
+
+
+replay_source = _PerThreadSlot()
 
 
 class running_user_code:
@@ -197,3 +211,8 @@ def concretization_hint(location) -> str:
                 "`jit` or mark the argument static with `static_argnums`.")
     return ("Use `yax.lax.cond`/`yax.lax.while_loop`/`yax.numpy.where` to keep the decision in "
             "the program, or mark the argument static with `jit(..., static_argnums=...)`.")
+
+
+class DeviceOutOfMemoryError(YaxError, MemoryError):
+    """An array (or a program's outputs) does not fit in the device's memory. The message names
+    the shape, dtype and bytes asked for; nothing is left allocated and yax keeps working."""

@@ -1,6 +1,7 @@
 """The trace machinery: the current trace, tracers, and `bind`.
 
-The innermost active transformation is held in a context variable (not a global stack). Each
+The innermost active transformation is held in a context variable (not a global stack), so each
+thread and each asyncio task has its own; a new one starts at the eager trace. Each
 trace knows its parent (the trace that was current when it started) and its depth `level`.
 `bind` hands a primitive application to the current trace; the trace's rule runs with the parent
 set as current, so any primitive the rule binds goes one level out. A value that is not one of a
@@ -35,10 +36,19 @@ class Trace:
         trace = x._trace
         if not trace.alive:
             raise errors.UnexpectedTracerError(_leak_message(x))
-        if trace.level >= self.level:
+        if trace.level >= self.level or not self._encloses(trace):
             raise errors.UnexpectedTracerError(
                 f"a tracer of an unrelated {trace.name} transformation ({x.aval.str_short()}) "
-                f"reached a {self.name} transformation. {_LEAK_ADVICE}")
+                f"reached a {self.name} transformation (another thread's or asyncio task's, or "
+                f"one that is not enclosing this one). {_LEAK_ADVICE}")
+
+    def _encloses(self, trace: Trace) -> bool:
+        """Whether `trace` is one of this trace's parents (the transformations around it in
+        this thread); a live tracer of another thread's transformation is not."""
+        t = self.parent
+        while t is not None and t.level > trace.level:
+            t = t.parent
+        return t is trace
 
     def __repr__(self):
         return f"{type(self).__name__}(level={self.level})"
@@ -138,7 +148,9 @@ class Tracer:
         return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
 
 
-_current: contextvars.ContextVar[Trace] = contextvars.ContextVar("yax_current_trace")
+# The current trace, per thread and per asyncio task (a new thread, and a new context, start at
+# the eager trace: the variable's default, installed once by yax.interpreters.eager at import).
+_current: contextvars.ContextVar[Trace] | None = None
 
 
 def current_trace() -> Trace:
@@ -146,7 +158,12 @@ def current_trace() -> Trace:
 
 
 def set_eval_trace(trace: Trace) -> None:
-    _current.set(trace)
+    """Make `trace` the default current trace of every thread and context (once, at import)."""
+    global _current
+    if _current is None:
+        _current = contextvars.ContextVar("yax_current_trace", default=trace)
+    elif _current.get() is not trace:
+        _current.set(trace)
 
 
 @contextlib.contextmanager

@@ -8,6 +8,8 @@ of the innermost batch trace are available to rules through `current_axis()` (fo
 
 from __future__ import annotations
 
+import contextvars
+
 from yax.core.avals import aval_of_value
 from yax.core.ir import ClosedJaxpr
 from yax.core.trace import Trace, Tracer, current_trace, run_in_trace, use_trace
@@ -61,21 +63,26 @@ class BatchTrace(Trace):
             if all(d is not_mapped for d in dims) and not self._names_this_axis(params):
                 outs = primitive.bind(*vals, **params)
                 return list(outs) if primitive.multiple_results else [outs]
-            _axis_stack.append(self)
+            token = _axis.set(self)
             try:
                 outs, out_dims = primitive.batch(list(vals), list(dims), **params)
             finally:
-                _axis_stack.pop()
+                _axis.reset(token)
         return [BatchTracer(self, o, d) if d is not not_mapped else o
                 for o, d in zip(outs, out_dims, strict=True)]
 
 
-_axis_stack: list[BatchTrace] = []
+# the batch trace whose rule is running, per thread and asyncio task (like the current trace)
+_axis: contextvars.ContextVar[BatchTrace | None] = contextvars.ContextVar("yax_batch_axis",
+                                                                          default=None)
 
 
 def current_axis() -> BatchTrace:
     """The batch trace whose rule is running (its axis_size and axis_name)."""
-    return _axis_stack[-1]
+    axis = _axis.get()
+    if axis is None:
+        raise IndexError("no vmap batching rule is running")
+    return axis
 
 
 def axis_size_of(vals, dims) -> int:

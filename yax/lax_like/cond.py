@@ -2,7 +2,8 @@
 
 Branches are traced to jaxprs over the operands' avals and checked to return the same pytree
 structure, shapes and dtypes. Traced branches are cached per (function, input types) so an eager
-loop calling `lax.cond` with the same functions reuses one compiled executable.
+loop calling `lax.cond` with the same functions reuses one compiled executable. The caches are
+safe from threads without a lock: entries are computed first and inserted whole.
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def _trace_branch(fun, in_tree, avals):
     closed = trace_to_jaxpr(flat_fun, list(avals), name=getattr(fun, "__name__", "branch"))
     result = (closed, box[0])
     if not any(isinstance(c, Tracer) for c in closed.consts):
-        per_fun[key] = result
+        # a thread that traced the same branch meanwhile wins: both then share one jaxpr
+        result = per_fun.setdefault(key, result)
     return result
 
 
@@ -137,7 +139,10 @@ def _joined(traced: tuple):
     key = tuple(id(c) for c in traced)
     hit = _joined_cache.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], traced)):
-        _joined_cache.move_to_end(key)
+        try:
+            _joined_cache.move_to_end(key)
+        except KeyError:  # another thread evicted it meanwhile: the hit is still valid
+            pass
         return hit[1], hit[2]
     strong = [any(not c.out_avals[k].weak_type for c in traced)
               for k in range(len(traced[0].out_avals))]
@@ -145,8 +150,11 @@ def _joined(traced: tuple):
     branches, consts = join_branch_consts(fixed)
     if not any(isinstance(c, Tracer) for c in consts):
         _joined_cache[key] = (traced, branches, consts)
-        if len(_joined_cache) > _JOINED_CACHE_SIZE:
-            _joined_cache.popitem(last=False)
+        while len(_joined_cache) > _JOINED_CACHE_SIZE:
+            try:
+                _joined_cache.popitem(last=False)
+            except KeyError:  # emptied by another thread
+                break
     return branches, consts
 
 

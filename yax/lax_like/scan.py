@@ -88,6 +88,8 @@ def _as_int(x, what: str) -> int:
 
 
 # --- tracing the body, cached per (function, types) so eager loops do not retrace -------------
+# Safe from threads without a lock: an entry is traced first and inserted whole (a racing thread
+# traces too, and both keep the first entry stored).
 
 _cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -110,7 +112,7 @@ def _traced_body(f, carry_tree, x_tree, carry_avals, x_avals):
     if not any(isinstance(c, Tracer) for c in consts):
         if len(entries) >= 8:
             entries.clear()
-        entries[key] = result
+        result = entries.setdefault(key, result)  # a concurrent trace of the same body wins
     return result
 
 

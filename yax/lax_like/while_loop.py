@@ -87,7 +87,8 @@ def _traced(fun, kind: str, tree, avals, trace):
     if not any(isinstance(c, Tracer) for c in consts):
         if len(entries) >= 8:  # a few carry types per function; keep the cache small
             entries.clear()
-        entries[key] = (closed, consts)
+        # inserted whole after tracing, so threads need no lock; a racing trace's entry wins
+        closed, consts = entries.setdefault(key, (closed, consts))
     return closed, consts
 
 

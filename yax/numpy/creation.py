@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from yax import errors
+from yax._resource_errors import check_allocation
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer
@@ -168,14 +169,16 @@ def zeros(shape, dtype=None):
       >>> jnp.zeros((2, 3), jnp.int32).shape
       (2, 3)
     """
-    dt = _canonical_dtype(dtype)
-    return _const(np.zeros(_shape_tuple(shape, "zeros"), dt), dt)
+    dt, shape = _canonical_dtype(dtype), _shape_tuple(shape, "zeros")
+    check_allocation(shape, dt, "jnp.zeros")
+    return _const(np.zeros(shape, dt), dt)
 
 
 def ones(shape, dtype=None):
     """An array of ones (default dtype: the default float type)."""
-    dt = _canonical_dtype(dtype)
-    return _const(np.ones(_shape_tuple(shape, "ones"), dt), dt)
+    dt, shape = _canonical_dtype(dtype), _shape_tuple(shape, "ones")
+    check_allocation(shape, dt, "jnp.ones")
+    return _const(np.ones(shape, dt), dt)
 
 
 def empty(shape, dtype=None):
@@ -199,6 +202,7 @@ def full(shape, fill_value, dtype=None):
     dt, weak = _fill_type(fill_value, dtype)
     if isinstance(fill_value, Tracer):
         return _broadcast_fill(fill_value, shape, dt, weak)
+    check_allocation(shape, dt, "jnp.full")
     return _const(np.broadcast_to(np.asarray(fill_value).astype(dt), shape), dt, weak)
 
 

@@ -23,8 +23,8 @@ class Kernel:
     def __call__(self, *dynamic, **static):
         key = tuple(static.items())
         jitted = self._jitted.get(key)
-        if jitted is None:
-            jitted = self._jitted[key] = jit(self._bind(static))
+        if jitted is None:  # threads racing on a new key share the first stored function
+            jitted = self._jitted.setdefault(key, jit(self._bind(static)))
         return jitted(*dynamic)
 
     def _bind(self, static: dict):

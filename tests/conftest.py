@@ -10,6 +10,10 @@ import pytest
 os.environ.setdefault("YAX_PLATFORM", "cpu")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+# The persistent compilation cache makes a second run of the suite skip most XLA compiles.
+os.environ.setdefault("YAX_COMPILATION_CACHE_DIR",
+                      os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                   ".yax_cache"))
 
 import yax  # noqa: E402
 
@@ -45,6 +49,19 @@ def x64_mode(request):
     yax.config.update("enable_x64", request.param)
     yield request.param
     yax.config.update("enable_x64", old)
+
+
+@pytest.fixture(params=["cpp", "python"])
+def jit_dispatch(request):
+    """Run the test under both jit call paths: jaxlib's C++ dispatch (where this jaxlib offers
+    it) and yax's Python path. Jitted functions created inside the test take the path chosen."""
+    from yax.runtime import dispatch
+    if request.param == "cpp" and not dispatch.AVAILABLE:
+        pytest.skip("this jaxlib has no C++ dispatch API that yax can drive")
+    old = yax.config.jit_cpp_dispatch
+    yax.config.update("jit_cpp_dispatch", request.param == "cpp")
+    yield request.param
+    yax.config.update("jit_cpp_dispatch", old)
 
 
 # --- where the suite's time goes: total call+setup time per test file, printed at the end ---

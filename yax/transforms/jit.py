@@ -157,7 +157,7 @@ class _FunState:
         self.cpp_cache = None
         self.cpp_functions = weakref.WeakSet()
         self.signatures: list = []  # recent keys, for config.explain_cache_misses
-        self.where = lambda: "unknown location"
+        self.location = "unknown location"  # file:line of the function (never the function)
 
     def _evicted(self, _key, entry) -> None:
         self.fast = {k: e for k, e in self.fast.items() if e is not entry}
@@ -223,7 +223,8 @@ class JitFunction:
         options = (frozenset(self._static_argnums), frozenset(self._static_argnames),
                    frozenset(self._donate_argnums))
         self._state = _state_for(fun, options)
-        self._state.where = functools.partial(_source_location, fun)
+        if self._state.trace_count == 0:
+            self._state.location = _source_location(fun)
         self.name = self._state.name
         self._fast_ok = not self._static_argnums and not self._donate_argnums
         self._cpp = self._make_cpp()
@@ -250,7 +251,8 @@ class JitFunction:
         return self._state.compile_count
 
     def where(self) -> str:
-        return self._state.where()
+        """The jitted function's source file:line (for logs and error messages)."""
+        return self._state.location
 
     def _link_static_names_and_positions(self) -> None:
         """As in JAX, a static position also makes its keyword static, and vice versa."""

@@ -41,6 +41,11 @@ def _state_value() -> tuple:
     return (config.trace_state(), bool(config.disable_jit))
 
 
+def _refuse_shard_arg(x, *_rest):
+    raise TypeError(f"yax's C++ jit path got a non-Array argument {type(x).__name__}; this is a "
+                    f"yax bug (such signatures should stay on the Python path)")
+
+
 def _detect():
     try:
         import jax.core as jax_core
@@ -49,8 +54,11 @@ def _detect():
         registry = _jax.pytree.PyTreeRegistry()
         registry.register_dataclass_node(Array, ["_buf"], ["aval"])
         key = _jax.config.Config("yax_jit_state", _state_value(), include_in_jit_key=True)
-        for name in ("pjit", "PjitFunctionCache"):
-            getattr(_jax, name)
+        # the call convention: a miss returns (outputs, fast-path data or None, rebuild flag)
+        probe = _jax.pjit("yax_probe", None, lambda *a, **k: (a[0] + k["b"], None, False), [],
+                          [], ("yax",), registry, _refuse_shard_arg, _jax.PjitFunctionCache(4))
+        if probe(1, b=2) != 3 or probe(1, b=2) != 3:
+            return None
         return _jax, jax_core, registry, key
     except Exception:  # another jaxlib: the Python path only
         return None
@@ -61,11 +69,6 @@ AVAILABLE = _found is not None
 if AVAILABLE:
     _jax, _jax_core, _registry, _key_config = _found
     config.on_change(lambda _name: _key_config.set_global(_state_value()))
-
-
-def _refuse_shard_arg(x, *_rest):
-    raise TypeError(f"yax's C++ jit path got a non-Array argument {type(x).__name__}; this is a "
-                    f"yax bug (such signatures should stay on the Python path)")
 
 
 def new_cache(capacity: int):

@@ -128,9 +128,12 @@ class _Entry:
         if self.fastpath is _NO_FASTPATH:
             ok = (self.exe is not None and not self.exe.host_callbacks
                   and all(type(x) is Array for x in leaves))
-            self.fastpath = (dispatch.fastpath_data(self.exe, self.const_bufs, len(leaves),
-                                                    self.out_tree, self.out_avals)
-                             if ok else None)
+            try:
+                self.fastpath = (dispatch.fastpath_data(self.exe, self.const_bufs, len(leaves),
+                                                        self.out_tree, self.out_avals)
+                                 if ok else None)
+            except Exception:  # jaxlib refused our data: keep this entry on the Python path
+                self.fastpath = None
         return self.fastpath
 
 
@@ -237,9 +240,13 @@ class JitFunction:
         state = self._state
         if state.cpp_cache is None:
             state.cpp_cache = dispatch.new_cache(config.jit_cache_size)
-        cpp = dispatch.make_function(self.name, self._cpp_miss, sorted(self._static_argnums),
-                                     sorted(self._static_argnames), state.cpp_cache)
-        state.cpp_functions.add(cpp)
+        try:
+            cpp = dispatch.make_function(self.name, self._cpp_miss,
+                                         sorted(self._static_argnums),
+                                         sorted(self._static_argnames), state.cpp_cache)
+            state.cpp_functions.add(cpp)
+        except Exception:  # a jaxlib whose dispatch object differs: the Python path
+            return None
         return cpp
 
     @property
@@ -310,7 +317,11 @@ class JitFunction:
             # a raising miss would pin this signature to Python; forget it instead
             self._state.clear_cpp()
             raise
-        return out, entry.cpp_fastpath(leaves) if cached else None, False
+        # With debug_nans/debug_infs on (they are in the key) every call must reach the Python
+        # path, where the debugging hook checks outputs: such signatures get no fast path.
+        if not cached or config.debug_nans or config.debug_infs:
+            return out, None, False
+        return out, entry.cpp_fastpath(leaves), False
 
     def _call(self, args, kwargs):
         if config.disable_jit:
@@ -319,7 +330,9 @@ class JitFunction:
         entry, leaves, cached = self._lookup(args, kwargs, compile_now=eager_now)
         if eager_now:
             out = entry.run(self, leaves)
-            if cached and self._fast_ok and not kwargs:
+            # no fast-path keys in debug mode: every call must reach the hook in `entry.run`
+            if cached and self._fast_ok and not kwargs and not (config.debug_nans
+                                                                 or config.debug_infs):
                 self._remember_fast(args, entry)
             return out
         outs = bind(pjit_p, *entry.consts, *leaves, jaxpr=entry.jaxpr, name=self.name)

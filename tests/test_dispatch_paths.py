@@ -157,9 +157,13 @@ def test_cache_bound_eviction_and_clear_caches():
     yax.config.update("jit_cache_size", 3)
     try:
         f = yax.jit(lambda a: a * 2.0)
-        for n in range(1, 6):
+        f(ynp.ones(1)), f(ynp.ones(1))
+        first = weakref.ref(f._state.entries.values()[0].exe)
+        for n in range(2, 6):
             f(ynp.ones(n))
         assert f._cache_size() == 3 and f.trace_count == 5
+        gc.collect()
+        assert first() is None  # an evicted executable is freed (Python and C++ caches)
         f(ynp.ones(5))
         assert f.trace_count == 5
         f(ynp.ones(1))  # evicted: traced again

@@ -153,3 +153,28 @@ def test_executables_with_host_callbacks_are_never_stored(cache_dir):
         before = _entries(cache_dir)
         exe = executable.compile_module(module, [], [], host_callbacks=[lambda: ()])
     assert _entries(cache_dir) == before and exe.host_callbacks
+
+
+_WORKER = """
+import numpy as np, yax, yax.numpy as ynp
+f = yax.jit(lambda w, x: ynp.tanh(x @ w).sum(axis=0) * 5.0 - 2.0)
+out = f(ynp.ones((3, 2)), ynp.ones((4, 3)))
+np.testing.assert_allclose(out, np.tanh(3.0) * 4 * 5.0 - 2.0, rtol=1e-5)
+print("ok")
+"""
+
+
+def test_two_processes_share_one_directory(tmp_path):
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, YAX_COMPILATION_CACHE_DIR=str(tmp_path), PYTHONPATH=root)
+    procs = [subprocess.Popen([sys.executable, "-c", _WORKER], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert all(o.strip().endswith("ok") and not e for o, e in outs)  # and nothing on stderr
+    entries = _entries(tmp_path)
+    assert entries and not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
+    for p in entries:
+        assert compilation_cache._check(p.read_bytes()) is not None

@@ -7,6 +7,9 @@ unflattening of outputs into yax Arrays. The parts yax supplies:
   - a jit-key config value mirroring `config.trace_state()` and `disable_jit`, so changing a
     setting misses the C++ cache and goes through the Python path;
   - fast-path data naming a yax executable (the tuple layout jaxlib expects).
+Whether a transformation is active is *not* in the C++ key: yax's current trace lives in a
+context variable that changes without any hook jaxlib could observe, so `JitFunction.__call__`
+checks `current_trace() is EVAL_TRACE` in Python before calling the C++ object (one frame).
 
 This is private jaxlib API (checked against 0.10.2), detected once at import: `AVAILABLE` is
 False where any piece is missing, and jit then uses only its Python path.

@@ -18,6 +18,23 @@ os.environ.setdefault("YAX_COMPILATION_CACHE_DIR",
 import yax  # noqa: E402
 
 
+def _cache_jax_oracle_compiles() -> None:
+    """The jax oracle's compiles go to a persistent cache of jax's own beside yax's (every
+    entry, however quick to compile), so a second run of the suite skips those too."""
+    import jax
+    directory = os.environ.get("YAX_TEST_JAX_CACHE_DIR") or os.path.join(
+        os.environ["YAX_COMPILATION_CACHE_DIR"], "jax")
+    try:
+        jax.config.update("jax_compilation_cache_dir", directory)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    except Exception:  # a jax without these options: the oracle just compiles
+        pass
+
+
+_cache_jax_oracle_compiles()
+
+
 @pytest.fixture
 def x64():
     """Run the test with 64-bit types enabled in yax (and in the jax oracle), then restore."""

@@ -10,8 +10,29 @@ import pytest
 os.environ.setdefault("YAX_PLATFORM", "cpu")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+# The persistent compilation cache makes a second run of the suite skip most XLA compiles.
+os.environ.setdefault("YAX_COMPILATION_CACHE_DIR",
+                      os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                   ".yax_cache"))
 
 import yax  # noqa: E402
+
+
+def _cache_jax_oracle_compiles() -> None:
+    """The jax oracle's compiles go to a persistent cache of jax's own beside yax's (every
+    entry, however quick to compile), so a second run of the suite skips those too."""
+    import jax
+    directory = os.environ.get("YAX_TEST_JAX_CACHE_DIR") or os.path.join(
+        os.environ["YAX_COMPILATION_CACHE_DIR"], "jax")
+    try:
+        jax.config.update("jax_compilation_cache_dir", directory)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    except Exception:  # a jax without these options: the oracle just compiles
+        pass
+
+
+_cache_jax_oracle_compiles()
 
 
 @pytest.fixture
@@ -45,6 +66,19 @@ def x64_mode(request):
     yax.config.update("enable_x64", request.param)
     yield request.param
     yax.config.update("enable_x64", old)
+
+
+@pytest.fixture(params=["cpp", "python"])
+def jit_dispatch(request):
+    """Run the test under both jit call paths: jaxlib's C++ dispatch (where this jaxlib offers
+    it) and yax's Python path. Jitted functions created inside the test take the path chosen."""
+    from yax.runtime import dispatch
+    if request.param == "cpp" and not dispatch.AVAILABLE:
+        pytest.skip("this jaxlib has no C++ dispatch API that yax can drive")
+    old = yax.config.jit_cpp_dispatch
+    yax.config.update("jit_cpp_dispatch", request.param == "cpp")
+    yield request.param
+    yax.config.update("jit_cpp_dispatch", old)
 
 
 # --- where the suite's time goes: total call+setup time per test file, printed at the end ---

@@ -8,6 +8,9 @@ import pytest
 import yax
 from yax import lax
 
+# every test here runs under both jit call paths (C++ dispatch and Python), see conftest.py
+pytestmark = pytest.mark.usefixtures("jit_dispatch")
+
 
 def arr(x, dtype=np.float32):
     return yax.device_put(np.asarray(x, dtype))
@@ -124,7 +127,11 @@ def test_compiled_rejects_wrong_dtype_and_shape():
     with pytest.raises(yax.errors.InputMismatchError, match="f32\\[3\\]"):
         compiled(arr([1.0, 2.0, 3.0]))
     stats = compiled.memory_analysis()
-    assert stats["argument_bytes"] == 8 and stats["output_bytes"] == 8
+    assert stats.argument_size_in_bytes == 8 and stats.output_size_in_bytes == 8
+    assert stats["argument_bytes"] == 8  # the older yax keys still index it
+    for name in ("temp_size_in_bytes", "alias_size_in_bytes", "generated_code_size_in_bytes"):
+        assert getattr(stats, name) >= 0
+    assert compiled.cost_analysis().get("flops", 2.0) >= 1.0
 
 
 def test_lower_shows_stablehlo():
@@ -188,7 +195,9 @@ def test_numpy_input_is_copied_not_aliased():
     assert np.asarray(dev)[0] == 1.0
 
 
-def test_large_python_loop_warns_with_the_line():
+def test_large_python_loop_warns_with_the_line(monkeypatch):
+    from yax.interpreters import staging
+    monkeypatch.setattr(staging, "_warned_lines", set())  # warned once per line per process
     yax.config.update("large_jaxpr_warning", 50)
     try:
         def f(x):

@@ -18,7 +18,8 @@ from yax import numpy  # noqa: E402,F401
 from yax import tree_util  # noqa: E402,F401
 from yax.runtime.array import Array  # noqa: E402,F401
 from yax.transforms.api import (  # noqa: E402,F401
-    block_until_ready, device_get, device_put, devices, default_backend, eval_shape)
+    block_until_ready, clear_caches, device_get, device_put, devices, default_backend,
+    disable_jit, eval_shape)
 from yax.transforms.ad import (  # noqa: E402,F401
     grad, jvp, linear_transpose, linearize, value_and_grad, vjp)
 from yax.transforms.jacobians import hessian, jacfwd, jacrev  # noqa: E402,F401

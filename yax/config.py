@@ -10,9 +10,18 @@ from __future__ import annotations
 
 import os
 
+# jaxlib's C++ logging reads this once, when its first library loads. yax loads jaxlib's MLIR
+# bindings before jax itself, so without it every start prints two PJRT INFO lines. Level 1 hides
+# INFO only: warnings and errors still appear, and a value the user set wins.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
 
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _env_flag_default_on(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("0", "false", "no", "off")
 
 
 def _env_int(name: str, default: int) -> int:
@@ -36,8 +45,12 @@ _OPTIONS = {
     # caches
     "compilation_cache_dir": ("YAX_COMPILATION_CACHE_DIR",
                               lambda v: os.environ.get(v) or None, None),
+    "compilation_cache_max_bytes": ("YAX_COMPILATION_CACHE_MAX_BYTES",
+                                    lambda v: _env_int(v, 2 << 30), 2 << 30),
     "jit_cache_size": ("YAX_JIT_CACHE_SIZE", lambda v: _env_int(v, 128), 128),
     "eager_cache_size": ("YAX_EAGER_CACHE_SIZE", lambda v: _env_int(v, 4096), 4096),
+    # dispatch: jaxlib's C++ jit dispatch when the private API is present (off: Python path only)
+    "jit_cpp_dispatch": ("YAX_JIT_CPP_DISPATCH", _env_flag_default_on, True),
 }
 
 _ALIASES = {"jax_enable_x64": "enable_x64", "yax_enable_x64": "enable_x64",
@@ -47,13 +60,24 @@ _ALIASES = {"jax_enable_x64": "enable_x64", "yax_enable_x64": "enable_x64",
             "jax_disable_jit": "disable_jit", "jax_log_compiles": "log_compiles",
             "jax_explain_cache_misses": "explain_cache_misses",
             "yax_check_indices": "check_indices",
-            "jax_compilation_cache_dir": "compilation_cache_dir"}
+            "jax_compilation_cache_dir": "compilation_cache_dir",
+            "jax_persistent_cache_max_bytes": "compilation_cache_max_bytes"}
 
 
 class Config:
     def __init__(self):
+        object.__setattr__(self, "_listeners", [])
         for name, (env, parse, default) in _OPTIONS.items():
             setattr(self, name, parse(env) if env is not None else default)
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        for listener in self._listeners:
+            listener(name)
+
+    def on_change(self, listener) -> None:
+        """Call `listener(option_name)` after every change (the runtime mirrors the jit key)."""
+        self._listeners.append(listener)
 
     _KNOWN = tuple(_OPTIONS)
 

@@ -15,7 +15,6 @@ from yax.core.ir import ClosedJaxpr
 from yax.core.trace import Trace, Tracer, current_trace, run_in_trace, use_trace
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import trace_to_jaxpr
-from yax.primitives._lax import lax
 
 not_mapped = None
 
@@ -92,18 +91,30 @@ def axis_size_of(vals, dims) -> int:
     return current_axis().axis_size
 
 
+# The two shape operations batching itself needs (to move or materialise a batch axis). They are
+# primitives, which sit above the interpreters, so the module defining them supplies them here
+# when it is imported (yax/primitives/shape.py).
+_axis_ops: dict = {}
+
+
+def register_axis_ops(*, broadcast_in_dim, transpose) -> None:
+    """Supply `broadcast_in_dim(x, shape, dims)` and `transpose(x, permutation)`."""
+    _axis_ops["broadcast_in_dim"] = broadcast_in_dim
+    _axis_ops["transpose"] = transpose
+
+
 def move_batch_axis(x, src, dst: int, size: int):
     """Put `x`'s batch axis at `dst` (materialising it by broadcasting if `src` is None)."""
     shape = tuple(getattr(x, "shape", ()))
     if src is not_mapped:
         out_shape = shape[:dst] + (size,) + shape[dst:]
         dims = tuple(i for i in range(len(out_shape)) if i != dst)
-        return lax.broadcast_in_dim(x, out_shape, dims)
+        return _axis_ops["broadcast_in_dim"](x, out_shape, dims)
     if src == dst:
         return x
     perm = [i for i in range(len(shape)) if i != src]
     perm.insert(dst, src)
-    return lax.transpose(x, tuple(perm))
+    return _axis_ops["transpose"](x, tuple(perm))
 
 
 def vmap_flat(fun, vals, dims, axis_size: int, axis_name=None) -> tuple[list, list]:

@@ -17,6 +17,7 @@ from yax.core.trace import Trace, Tracer, set_eval_trace
 from yax.interpreters import lowering
 from yax.runtime import backend, executable, transfer
 from yax.runtime.array import Array
+from yax.runtime.lru import LRUCache
 
 
 class EvalTrace(Trace):
@@ -75,7 +76,12 @@ def array_from_numpy(value, *, weak_type: bool = False, device=None) -> Array:
     return Array(transfer.device_put(value, device), ShapedArray(value.shape, dt, weak_type))
 
 
-_exec_cache: dict = {}
+def _eager_capacity() -> int:
+    return config.eager_cache_size
+
+
+# (primitive, params, input avals, platform) -> (Executable.run, out avals); LRU-bounded.
+_exec_cache = LRUCache(_eager_capacity)
 
 
 def apply_primitive(primitive, arrays: list, params: dict) -> list:
@@ -86,17 +92,21 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
     except TypeError:  # unhashable params (should not happen): compile without caching
         key, hit = None, None
     if hit is None:
-        hit = _compile_primitive(primitive, avals, params)
-        if key is not None:
-            _exec_cache[key] = hit
-    exe, out_avals = hit
+        if key is None:
+            hit = _compile_primitive(primitive, avals, params)
+        else:
+            hit = _exec_cache.get_or_make(key, lambda: _compile_primitive(primitive, avals, params))
+    run, out_avals = hit
     try:
-        bufs = exe([a._buf for a in arrays])
+        bufs = run([a._buf for a in arrays])
     except Exception:
         for a in arrays:
             _ = a.buffer  # raises the clear error for a donated (deleted) Array
         raise
-    return [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
+    outs = [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
+    # Hook for the debugging flags (helper `debug`):
+    #     if config.debug_nans or config.debug_infs: <check `outs`, naming `primitive`>
+    return outs
 
 
 def _compile_primitive(primitive, avals, params):
@@ -106,5 +116,13 @@ def _compile_primitive(primitive, avals, params):
     jaxpr = Jaxpr([], invars, [Eqn(primitive, invars, params, outvars, None)], outvars)
     platform = backend.platform()
     mctx = lowering.lower_module(jaxpr, platform=platform)
-    exe = executable.compile_module(mctx.module, avals, out_avals, platform=platform)
-    return exe, out_avals
+    exe = executable.compile_module(mctx.module, avals, out_avals, platform=platform,
+                                    host_callbacks=getattr(mctx, "host_callbacks", ()),
+                                    name=primitive.name)
+    return exe.run, tuple(out_avals)
+
+
+def clear_cache() -> None:
+    """Forget every compiled primitive (and the small constant cache)."""
+    _exec_cache.clear()
+    _scalar_arrays.clear()

@@ -9,13 +9,14 @@ compiles again. Results whose constants captured a tracer belong to one trace an
 
 from __future__ import annotations
 
-import collections
-
 from yax.config import config
 from yax.core.trace import Tracer
+from yax.runtime.lru import LRUCache
 
-_cache: collections.OrderedDict = collections.OrderedDict()
 _SIZE = 512
+# LRU-bounded; concurrent misses on one key build it once (and rules may nest: no lock is held
+# while `make` runs); a `make` that raises leaves nothing behind.
+_cache = LRUCache(lambda: _SIZE)
 
 
 def cached(key, make, consts_of):
@@ -23,11 +24,11 @@ def cached(key, make, consts_of):
     key = (*key, config.enable_x64)
     hit = _cache.get(key)
     if hit is not None:
-        _cache.move_to_end(key)
         return hit
-    value = make()
-    if not any(isinstance(c, Tracer) for c in consts_of(value)):
-        _cache[key] = value
-        if len(_cache) > _SIZE:
-            _cache.popitem(last=False)
-    return value
+    return _cache.get_or_make(
+        key, make, keep=lambda value: not any(isinstance(c, Tracer) for c in consts_of(value)))
+
+
+def clear() -> None:
+    """Forget every derived sub-program (`yax.clear_caches`)."""
+    _cache.clear()

@@ -253,11 +253,15 @@ iota_p = _make("iota", _iota_abstract_eval, _iota_lower)
 # back to where each element came from. Batching puts the batch axis in front and shifts the axis
 # params by one, so every rule below has the same shape.
 from yax.core.avals import aval_of_value  # noqa: E402
+from yax.interpreters import batching as _batching  # noqa: E402
 from yax.interpreters.ad_util import Zero  # noqa: E402
 from yax.interpreters.batching import axis_size_of, move_batch_axis  # noqa: E402
 from yax.interpreters.transpose import is_undefined  # noqa: E402
 from yax.primitives._ad_rules import linear_jvp  # noqa: E402
 from yax.primitives._lax import lax  # noqa: E402
+
+_batching.register_axis_ops(broadcast_in_dim=lambda x, s, d: lax.broadcast_in_dim(x, s, d),
+                            transpose=lambda x, perm: lax.transpose(x, perm))
 
 
 def _shift(axes) -> tuple:

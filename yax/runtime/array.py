@@ -14,8 +14,8 @@ class Array:
     __slots__ = ("_buf", "aval", "_npy", "__weakref__")
     __array_priority__ = 100
 
-    def __init__(self, buf, aval):
-        self._buf = buf
+    def __init__(self, _buf, aval):  # `_buf` is also the field name the C++ dispatch path uses
+        self._buf = _buf
         self.aval = aval
         self._npy = None
 
@@ -122,5 +122,14 @@ class Array:
 
 
 def _rebuild(value, weak_type):
-    from yax.interpreters.eager import array_from_numpy
-    return array_from_numpy(value, weak_type=weak_type)
+    """Unpickling: the value back on the default device (narrowed to 32 bits when x64 is off)."""
+    from yax.core import dtypes
+    from yax.core.avals import ShapedArray
+    from yax.runtime import backend
+
+    value = np.asarray(value)
+    dt = dtypes.canonicalize(value.dtype, warn=True)
+    if dt != value.dtype:
+        value = value.astype(dt)
+    buf = transfer.device_put(value, backend.default_device())
+    return Array(buf, ShapedArray(value.shape, dt, weak_type))

@@ -1,13 +1,73 @@
-"""Compiling StableHLO modules with PJRT and running them, with an executable cache."""
+"""Compiling StableHLO modules with PJRT and running them.
+
+Running goes through the lowest-level jaxlib call, `execute_sharded(bufs)
+.consume_with_handlers(handlers)`, with one result handler per output built once per executable;
+jaxlib's Python `execute` wrapper disassembles outputs and calls back into Python per output.
+That call is private API, so it is detected once at import (`FAST_EXECUTE`) with `execute` as
+the fallback. Compiles consult the persistent cache (`compilation_cache`) when one is configured.
+"""
 
 from __future__ import annotations
 
+import threading
+
 from jaxlib import xla_client as _xc
 
-from yax.runtime import backend
+from yax.runtime import backend, compilation_cache
 
-_cache: dict = {}
-stats = {"compiles": 0}
+stats = {"compiles": 0, "cache_loads": 0}
+
+
+def _detect_fast_execute() -> bool:
+    try:
+        from jaxlib import _jax
+        return (callable(getattr(_jax, "array_result_handler", None))
+                and hasattr(_jax, "LoadedExecutable")
+                and hasattr(_jax.LoadedExecutable, "execute_sharded"))
+    except Exception:  # a jaxlib without the private module: the public `execute` path
+        return False
+
+
+FAST_EXECUTE = _detect_fast_execute()
+
+
+def _result_handlers(out_avals, device):
+    """One jaxlib result handler per output (None where this jaxlib cannot make them)."""
+    if not FAST_EXECUTE:
+        return None
+    try:
+        import jax.core as _jax_core
+        from jaxlib import _jax
+
+        from yax.runtime.transfer import sharding_of
+        sharding = sharding_of(device)
+        return [_jax.array_result_handler(_jax_core.ShapedArray(a.shape, a.dtype), sharding, True,
+                                          _skip_checks=True) for a in out_avals]
+    except Exception:  # an aval jaxlib does not know (or a changed signature): slow path
+        return None
+
+
+class MemoryAnalysis:
+    """Byte counts of a compiled program, under jax's attribute names.
+
+    Indexing by the older yax keys (`stats["temp_bytes"]`) still works.
+    """
+
+    _OLD_KEYS = {"argument_bytes": "argument_size_in_bytes", "output_bytes": "output_size_in_bytes",
+                 "temp_bytes": "temp_size_in_bytes", "alias_bytes": "alias_size_in_bytes",
+                 "generated_code_bytes": "generated_code_size_in_bytes"}
+
+    def __init__(self, raw):
+        for name in self._OLD_KEYS.values():
+            setattr(self, name, int(getattr(raw, name, 0)))
+        self.host_temp_size_in_bytes = int(getattr(raw, "host_temp_size_in_bytes", 0))
+
+    def __getitem__(self, key: str) -> int:
+        return getattr(self, self._OLD_KEYS.get(key, key))
+
+    def __repr__(self):
+        body = ", ".join(f"{n}={getattr(self, n)}" for n in self._OLD_KEYS.values())
+        return f"MemoryAnalysis({body})"
 
 
 class Executable:
@@ -16,36 +76,79 @@ class Executable:
     PJRT checks only byte sizes, so callers check shapes and dtypes before `__call__`.
     """
 
-    __slots__ = ("_exe", "in_avals", "out_avals", "device", "platform")
+    __slots__ = ("_exe", "in_avals", "out_avals", "device", "platform", "host_callbacks",
+                 "_handlers", "run", "__weakref__")
 
-    def __init__(self, exe, in_avals, out_avals, device, platform):
+    def __init__(self, exe, in_avals, out_avals, device, platform, host_callbacks=()):
         self._exe = exe
         self.in_avals = tuple(in_avals)
         self.out_avals = tuple(out_avals)
         self.device = device
         self.platform = platform
+        self.host_callbacks = tuple(host_callbacks)  # kept alive with the executable
+        self._handlers = _result_handlers(self.out_avals, device)
+        self.run = self._bind_run()  # buffers in, buffers out: the hot paths call this
 
     def __call__(self, buffers: list) -> list:
-        return self._exe.execute(buffers)
+        return self.run(buffers)
+
+    def _bind_run(self):
+        handlers = self._handlers
+        if handlers is None:
+            return self._exe.execute
+        execute_sharded = self._exe.execute_sharded
+
+        def call(buffers: list) -> list:
+            return execute_sharded(buffers).consume_with_handlers(handlers)
+        return call
 
     @property
     def raw_execute(self):
-        """The bound PJRT execute (buffers in, buffers out), for the jit hot path."""
-        return self._exe.execute
+        """Buffers in, buffers out: the fastest way to run this executable."""
+        return self.run
 
-    def memory_stats(self) -> dict:
-        s = self._exe.get_compiled_memory_stats()
-        return {"argument_bytes": s.argument_size_in_bytes, "output_bytes": s.output_size_in_bytes,
-                "temp_bytes": s.temp_size_in_bytes, "alias_bytes": s.alias_size_in_bytes,
-                "generated_code_bytes": s.generated_code_size_in_bytes}
+    @property
+    def xla_executable(self):
+        """The jaxlib LoadedExecutable (for jaxlib's C++ jit dispatch)."""
+        return self._exe
+
+    def memory_analysis(self) -> MemoryAnalysis:
+        return MemoryAnalysis(self._exe.get_compiled_memory_stats())
+
+    def memory_stats(self) -> dict:  # the older spelling, kept for callers of it
+        m = self.memory_analysis()
+        return {k: m[k] for k in MemoryAnalysis._OLD_KEYS}
+
+    def cost_analysis(self) -> dict:
+        """XLA's estimate: flops, bytes accessed, ... (an empty dict where unavailable)."""
+        try:
+            return dict(self._exe.cost_analysis())
+        except Exception:  # not every backend implements it
+            return {}
 
     def hlo_text(self) -> str:
         return self._exe.hlo_modules()[0].to_string()
 
 
+# Executable objects shared by identical compiles within this process (`cache_key`).
+_cache: dict = {}
+_cache_lock = threading.RLock()
+
+
 def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
-                   cache_key=None) -> Executable:
-    """Compile an `ir.Module` whose entry is `main`. With `cache_key`, reuse a previous compile."""
+                   cache_key=None, host_callbacks=(), name: str | None = None) -> Executable:
+    """Compile an `ir.Module` whose entry is `main`.
+
+    Args:
+      module: the module (entry function `main`).
+      in_avals / out_avals: its parameter and result avals.
+      platform: the backend (default: the current one).
+      cache_key: with a key, reuse a previous compile in this process.
+      host_callbacks: Python callables the module's host-callback custom calls index into. Passed
+        to PJRT only when non-empty (a non-empty list makes execution synchronous); such
+        executables never enter the persistent cache.
+      name: shown by `config.log_compiles`.
+    """
     if cache_key is not None:
         hit = _cache.get(cache_key)
         if hit is not None:
@@ -53,9 +156,47 @@ def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
     platform = platform or backend.platform()
     device = backend.default_device(platform)
     client = backend.client(platform)
-    exe = client.compile_and_load(module, _xc.DeviceList((device,)), _xc.CompileOptions())
-    stats["compiles"] += 1
-    result = Executable(exe, in_avals, out_avals, device, platform)
+    exe = _compile_or_load(client, module, device, platform, tuple(host_callbacks), name)
+    result = Executable(exe, in_avals, out_avals, device, platform, host_callbacks)
     if cache_key is not None:
-        _cache[cache_key] = result
+        with _cache_lock:
+            _cache[cache_key] = result
     return result
+
+
+def _compile_or_load(client, module, device, platform, host_callbacks, name):
+    devices = _xc.DeviceList((device,))
+    options = _xc.CompileOptions()
+    key = None
+    if not host_callbacks and compilation_cache.cache_dir() is not None:
+        try:
+            key = compilation_cache.entry_key(module, platform=platform, client=client,
+                                              device=device, compile_options=options)
+        except Exception:  # e.g. bytecode writing unsupported: compile without the disk cache
+            key = None
+        payload = compilation_cache.load(key) if key is not None else None
+        if payload is not None:
+            try:
+                exe = client.deserialize_executable(payload, devices, options)
+                stats["cache_loads"] += 1
+                return exe
+            except Exception:  # stale or foreign entry: compile and overwrite it
+                pass
+    if host_callbacks:
+        exe = client.compile_and_load(module, devices, options, host_callbacks=list(host_callbacks))
+    else:
+        exe = client.compile_and_load(module, devices, options)
+    stats["compiles"] += 1
+    if key is not None:
+        try:
+            compilation_cache.store(key, exe.serialize())
+        except Exception:  # serialization unsupported for this executable: just do not cache it
+            pass
+    return exe
+
+
+def clear_caches() -> None:
+    """Drop the in-process executable cache (the persistent cache on disk stays)."""
+    with _cache_lock:
+        _cache.clear()
+    compilation_cache.clear_memory_state()

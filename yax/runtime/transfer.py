@@ -11,7 +11,8 @@ _SEMANTICS = _xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 _shardings: dict = {}
 
 
-def _sharding(device):
+def sharding_of(device):
+    """The single-device sharding of `device` (one object per device)."""
     s = _shardings.get(device)
     if s is None:
         s = _shardings[device] = jax.sharding.SingleDeviceSharding(device)
@@ -22,7 +23,7 @@ def device_put(value: np.ndarray, device):
     """Copy a NumPy array to `device`; later changes to `value` never reach the device copy."""
     value = np.asarray(value, order="C")
     aval = _jax_core.ShapedArray(value.shape, value.dtype)
-    return _xc.batched_device_put(aval, _sharding(device), [value], [device], True, True,
+    return _xc.batched_device_put(aval, sharding_of(device), [value], [device], True, True,
                                   _SEMANTICS, enable_x64=True)
 
 

@@ -1,6 +1,9 @@
-"""Small public helpers: device_put/device_get, block_until_ready, devices, eval_shape."""
+"""Small public helpers: device_put/device_get, block_until_ready, devices, eval_shape,
+clear_caches, disable_jit."""
 
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 
@@ -50,3 +53,40 @@ def eval_shape(fun, *args, **kwargs):
     """The output avals (shape, dtype) of `fun(*args)` without running it."""
     from yax.transforms.jit import jit
     return jit(fun).eval_shape(*args, **kwargs)
+
+
+def clear_caches() -> None:
+    """Free every in-memory cache of traced and compiled programs.
+
+    Empties the caches of all jitted functions (they retrace on their next call), the eager
+    executable cache, the transformation-rule cache and the compile-level caches. The persistent
+    compilation cache on disk (`config.compilation_cache_dir`) is left as it is.
+    """
+    from yax.interpreters import rule_cache
+    from yax.primitives import call
+    from yax.runtime import executable
+    from yax.transforms import jit
+
+    jit.clear_all()
+    eager.clear_cache()
+    rule_cache.clear()
+    call.clear_compiled()
+    executable.clear_caches()
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True):
+    """Within the block, jitted functions run their Python directly (op by op), for debugging.
+
+    Example:
+      >>> with yax.disable_jit():
+      ...     f(x)  # print() inside f shows concrete values
+    """
+    from yax.config import config
+
+    old = config.disable_jit
+    config.update("disable_jit", bool(disable))
+    try:
+        yield
+    finally:
+        config.update("disable_jit", old)

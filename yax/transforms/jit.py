@@ -1,16 +1,28 @@
 """`jit`: trace a function once per cache key, compile it with XLA, and reuse the executable.
 
 The cache key is (pytree structure of the dynamic arguments, their avals, the static arguments'
-values, the config state). A call whose key is cached costs one flatten, one dictionary lookup and
-one execute; a call whose arguments are all Arrays skips the flatten (the fast path). Under
-another transformation the jitted function is the `pjit` primitive holding its jaxpr.
+values, the config state). What is traced and compiled belongs to the *function* and its options,
+not to the wrapper: `jit(f)` twice shares one LRU-bounded cache (`config.jit_cache_size`), held
+weakly so the function can be garbage-collected.
+
+Two call paths:
+  - the C++ path (`yax.runtime.dispatch`): jaxlib's PjitFunction checks the signature and runs
+    the executable itself; yax Python runs only on a signature miss (`_cpp_miss`) and to wrap
+    outputs. Used when the private API is present and `config.jit_cpp_dispatch` is on.
+  - the Python path: one flatten, one dictionary lookup, one execute (a call whose arguments are
+    all Arrays skips the flatten). It is the fallback and handles everything the C++ path
+    declines (non-Array leaves, custom pytree nodes, host callbacks, transformations).
+Under another transformation the jitted function is the `pjit` primitive holding its jaxpr.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import logging
+import threading
 import warnings
+import weakref
 
 from yax import errors, tree_util
 from yax.config import config
@@ -20,16 +32,28 @@ from yax.interpreters import eager, lowering
 from yax.interpreters.eager import EVAL_TRACE
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.primitives.call import pjit_p
-from yax.runtime import backend, executable
+from yax.runtime import backend, dispatch, executable
 from yax.runtime.array import Array
+from yax.runtime.lru import LRUCache
 from yax.transforms._args import check_hashable_static, leaf_aval, normalize_argnums
+
+_log = logging.getLogger("yax")
+_NO_FASTPATH = object()
+
+
+def _config_key() -> tuple:
+    return (config.trace_state(), bool(config.disable_jit))
+
+
+_CONFIG = [_config_key()]  # the config part of every cache key, refreshed on each change
+config.on_change(lambda _name: _CONFIG.__setitem__(0, _config_key()))
 
 
 class _Entry:
     """One traced (and, once run eagerly, compiled) specialisation of a jitted function."""
 
     __slots__ = ("jaxpr", "consts", "out_tree", "exe", "const_bufs", "out_avals", "donated",
-                 "n_outs_single", "execute")
+                 "n_outs_single", "execute", "fastpath", "_lock")
 
     def __init__(self, jaxpr: ClosedJaxpr, consts, out_tree, donated):
         self.jaxpr = jaxpr          # const-free: consts are its leading parameters
@@ -39,10 +63,17 @@ class _Entry:
         self.donated = donated
         self.exe = None
         self.const_bufs = None
-        self.execute = None  # the raw PJRT execute of `exe`, bound once for the hot path
+        self.execute = None  # `exe.run`, bound once for the hot path
+        self.fastpath = _NO_FASTPATH  # C++ fast-path data, built on first need
         self.n_outs_single = out_tree.num_leaves == 1 and tree_util.treedef_is_leaf(out_tree)
+        self._lock = threading.Lock()
 
     def compile(self, owner) -> None:
+        with self._lock:  # two threads running a traced-but-uncompiled entry compile once
+            if self.exe is None:
+                self._compile(owner)
+
+    def _compile(self, owner) -> None:
         platform = backend.platform()
         n = len(self.consts)
         donated = tuple(n + i for i in self.donated)
@@ -51,15 +82,20 @@ class _Entry:
         if mctx.unused_donations:
             warnings.warn(f"{len(mctx.unused_donations)} donated buffer(s) could not be reused: "
                           f"no output has the same shape and dtype; they are not donated",
-                          UserWarning, stacklevel=4)
-        self.exe = executable.compile_module(mctx.module, self.jaxpr.in_avals, self.out_avals,
-                                             platform=platform)
+                          UserWarning, stacklevel=5)
+        if config.log_compiles:
+            _log.warning("yax: compiling %s (%s) for arguments (%s)", owner.name, owner.where(),
+                         ", ".join(a.str_short() for a in self.jaxpr.in_avals[n:]))
+        exe = executable.compile_module(mctx.module, self.jaxpr.in_avals, self.out_avals,
+                                        platform=platform, name=owner.name,
+                                        host_callbacks=getattr(mctx, "host_callbacks", ()))
         self.const_bufs = [eager.to_array(c).buffer for c in self.consts]
-        self.execute = self.exe.raw_execute
-        owner.compile_count += 1
+        self.execute = exe.run
+        self.exe = exe  # last: another thread seeing `exe` set finds everything ready
+        owner._state.compile_count += 1
 
     def run_arrays(self, args) -> object:
-        """The hot path: every argument is an Array and the executable exists."""
+        """The Python hot path: every argument is an Array and the executable exists."""
         try:
             outs = self.execute(self.const_bufs + [a._buf for a in args])
         except Exception:
@@ -76,14 +112,29 @@ class _Entry:
         bufs = self.const_bufs + [x._buf if type(x) is Array else eager.to_array(x).buffer
                                   for x in leaves]
         try:
-            outs = self.exe(bufs)
+            outs = self.execute(bufs)
         except Exception:
             _raise_if_deleted(leaves)
             raise
         arrays = [Array(b, a) for b, a in zip(outs, self.out_avals, strict=True)]
+        # Hook for the debugging flags (helper `debug`):
+        #     if config.debug_nans or config.debug_infs: <check `arrays`, naming owner.name>
         if self.n_outs_single:
             return arrays[0]
         return tree_util.tree_unflatten(self.out_tree, arrays)
+
+    def cpp_fastpath(self, leaves):
+        """Data for jaxlib's C++ dispatch to run this entry itself, or None (Python path)."""
+        if self.fastpath is _NO_FASTPATH:
+            ok = (self.exe is not None and not self.exe.host_callbacks
+                  and all(type(x) is Array for x in leaves))
+            try:
+                self.fastpath = (dispatch.fastpath_data(self.exe, self.const_bufs, len(leaves),
+                                                        self.out_tree, self.out_avals)
+                                 if ok else None)
+            except Exception:  # jaxlib refused our data: keep this entry on the Python path
+                self.fastpath = None
+        return self.fastpath
 
 
 def _raise_if_deleted(leaves) -> None:
@@ -92,6 +143,73 @@ def _raise_if_deleted(leaves) -> None:
             raise errors.YaxError("an argument Array was donated to an earlier call "
                                   "(donate_argnums) and no longer exists; pass the output of that "
                                   "call instead")
+
+
+class _FunState:
+    """What yax learned about one (function, options), shared by every wrapper of it.
+
+    Holds no reference to the function itself, so the weak-keyed registry can drop it.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        self.entries = LRUCache(lambda: config.jit_cache_size, on_evict=self._evicted)
+        self.fast: dict = {}  # Python fast-path keys -> entries (also in `entries`)
+        self.trace_count = 0
+        self.compile_count = 0
+        self.cpp_cache = None
+        self.cpp_functions = weakref.WeakSet()
+        self.signatures: list = []  # recent keys, for config.explain_cache_misses
+        self.location = "unknown location"  # file:line of the function (never the function)
+
+    def _evicted(self, _key, entry) -> None:
+        self.fast = {k: e for k, e in self.fast.items() if e is not entry}
+        self.clear_cpp()  # so the evicted executable is really freed
+
+    def clear_cpp(self) -> None:
+        for f in list(self.cpp_functions):
+            f._clear_cache()
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.fast = {}
+        self.signatures = []
+        self.clear_cpp()
+
+
+_states: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_states_lock = threading.Lock()
+
+
+def _state_for(fun, options) -> _FunState:
+    name = getattr(fun, "__name__", "fun")
+    try:
+        with _states_lock:
+            per_fun = _states.get(fun)
+            if per_fun is None:
+                per_fun = _states[fun] = {}
+            state = per_fun.get(options)
+            if state is None:
+                state = per_fun[options] = _FunState(name)
+            return state
+    except TypeError:  # not weak-referenceable or not hashable: a cache of this wrapper's own
+        return _FunState(name)
+
+
+def clear_all() -> None:
+    """Empty the caches of every jitted function (their wrappers keep working)."""
+    with _states_lock:
+        states = [s for per_fun in _states.values() for s in per_fun.values()]
+    for s in states:
+        s.clear()
+
+
+def _source_location(fun) -> str:
+    fun = inspect.unwrap(fun) if callable(fun) else fun
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return "unknown location"
+    return f"{code.co_filename}:{code.co_firstlineno}"
 
 
 class JitFunction:
@@ -105,11 +223,43 @@ class JitFunction:
                                     else static_argnames or ())
         self._donate_argnums = set(normalize_argnums(donate_argnums))
         self._link_static_names_and_positions()
-        self._cache: dict = {}
-        self._fast_cache: dict = {}
+        options = (frozenset(self._static_argnums), frozenset(self._static_argnames),
+                   frozenset(self._donate_argnums))
+        self._state = _state_for(fun, options)
+        if self._state.trace_count == 0:
+            self._state.location = _source_location(fun)
+        self.name = self._state.name
         self._fast_ok = not self._static_argnums and not self._donate_argnums
-        self.trace_count = 0
-        self.compile_count = 0
+        self._cpp = self._make_cpp()
+
+    def _make_cpp(self):
+        if not (dispatch.AVAILABLE and config.jit_cpp_dispatch):
+            return None
+        if any(i < 0 for i in self._static_argnums):
+            return None  # relative positions depend on the call; the Python path handles them
+        state = self._state
+        if state.cpp_cache is None:
+            state.cpp_cache = dispatch.new_cache(config.jit_cache_size)
+        try:
+            cpp = dispatch.make_function(self.name, self._cpp_miss,
+                                         sorted(self._static_argnums),
+                                         sorted(self._static_argnames), state.cpp_cache)
+            state.cpp_functions.add(cpp)
+        except Exception:  # a jaxlib whose dispatch object differs: the Python path
+            return None
+        return cpp
+
+    @property
+    def trace_count(self) -> int:
+        return self._state.trace_count
+
+    @property
+    def compile_count(self) -> int:
+        return self._state.compile_count
+
+    def where(self) -> str:
+        """The jitted function's source file:line (for logs and error messages)."""
+        return self._state.location
 
     def _link_static_names_and_positions(self) -> None:
         """As in JAX, a static position also makes its keyword static, and vice versa."""
@@ -129,6 +279,15 @@ class JitFunction:
     # --- calling -------------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        cpp = self._cpp
+        if cpp is not None and current_trace() is EVAL_TRACE:
+            try:
+                return cpp(*args, **kwargs)
+            except Exception as e:
+                _raise_if_deleted(tree_util.tree_leaves((args, kwargs)))
+                if isinstance(e, (TypeError, ValueError)) and not isinstance(e, errors.YaxError):
+                    self._split_args(args, kwargs)  # yax's own error for unhashable statics
+                raise
         if self._fast_ok and not kwargs and current_trace() is EVAL_TRACE:
             avals = []
             for a in args:
@@ -136,38 +295,57 @@ class JitFunction:
                     break
                 avals.append(a.aval)
             else:
-                entry = self._fast_cache.get((tuple(avals), config.enable_x64, config.platform))
+                entry = self._state.fast.get((tuple(avals), _CONFIG[0]))
                 if entry is not None:
                     return entry.run_arrays(args)
             # pytrees of Arrays: one flatten, then the same single lookup
             leaves, tree = tree_util.tree_flatten(args)
             if all(type(x) is Array for x in leaves):
-                key = (tree, tuple([x.aval for x in leaves]), config.enable_x64, config.platform)
-                entry = self._fast_cache.get(key)
+                entry = self._state.fast.get((tree, tuple([x.aval for x in leaves]), _CONFIG[0]))
                 if entry is not None:
                     return entry.run_arrays(leaves)
         return self._call(args, kwargs)
 
-    def _call(self, args, kwargs):
-        entry, leaves, key = self._lookup(args, kwargs)
-        if current_trace() is EVAL_TRACE:
+    def _cpp_miss(self, *args, **kwargs):
+        """jaxlib's C++ dispatch missed its cache: run the Python path, offer fast-path data."""
+        try:
+            if config.disable_jit:
+                return self._fun(*args, **kwargs), None, False
+            entry, leaves, cached = self._lookup(args, kwargs, compile_now=True)
             out = entry.run(self, leaves)
-            if key is not None and self._fast_ok and not kwargs:
+        except BaseException:
+            # a raising miss would pin this signature to Python; forget it instead
+            self._state.clear_cpp()
+            raise
+        # With debug_nans/debug_infs on (they are in the key) every call must reach the Python
+        # path, where the debugging hook checks outputs: such signatures get no fast path.
+        if not cached or config.debug_nans or config.debug_infs:
+            return out, None, False
+        return out, entry.cpp_fastpath(leaves), False
+
+    def _call(self, args, kwargs):
+        if config.disable_jit:
+            return self._fun(*args, **kwargs)
+        eager_now = current_trace() is EVAL_TRACE
+        entry, leaves, cached = self._lookup(args, kwargs, compile_now=eager_now)
+        if eager_now:
+            out = entry.run(self, leaves)
+            # no fast-path keys in debug mode: every call must reach the hook in `entry.run`
+            if cached and self._fast_ok and not kwargs and not (config.debug_nans
+                                                                 or config.debug_infs):
                 self._remember_fast(args, entry)
             return out
-        outs = bind(pjit_p, *entry.consts, *leaves, jaxpr=entry.jaxpr,
-                    name=getattr(self._fun, "__name__", "fun"))
+        outs = bind(pjit_p, *entry.consts, *leaves, jaxpr=entry.jaxpr, name=self.name)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     def _remember_fast(self, args, entry) -> None:
         """Register `entry` under the keys the fast paths of `__call__` compute."""
+        fast = self._state.fast
         if all(type(a) is Array for a in args):
-            key = (tuple(a.aval for a in args), config.enable_x64, config.platform)
-            self._fast_cache[key] = entry
+            fast[(tuple(a.aval for a in args), _CONFIG[0])] = entry
         leaves, tree = tree_util.tree_flatten(args)
         if all(type(x) is Array for x in leaves):
-            key = (tree, tuple(x.aval for x in leaves), config.enable_x64, config.platform)
-            self._fast_cache[key] = entry
+            fast[(tree, tuple(x.aval for x in leaves), _CONFIG[0])] = entry
 
     def _split_args(self, args, kwargs):
         nargs = len(args)
@@ -188,22 +366,32 @@ class JitFunction:
                 dyn_kwargs[k] = v
         return tuple(statics), dyn_args, dyn_kwargs, static_pos
 
-    def _lookup(self, args, kwargs):
+    def _lookup(self, args, kwargs, compile_now: bool = False):
+        """(entry, flat dynamic leaves, whether the entry is cached), tracing on a miss."""
         statics, dyn_args, dyn_kwargs, static_pos = self._split_args(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
         avals = tuple(leaf_aval(x) for x in leaves)
-        key = (in_tree, avals, statics, config.trace_state())
-        entry = self._cache.get(key)
-        if entry is None:
-            entry = self._trace(args, kwargs, static_pos, in_tree, avals)
-            if any(isinstance(c, Tracer) for c in entry.consts):
-                key = None  # captured an enclosing transformation's tracer: valid once only
-            else:
-                self._cache[key] = entry
-        return entry, leaves, key
+        key = (in_tree, avals, statics, _CONFIG[0])
+        state = self._state
+        entry = state.entries.get(key)
+        if entry is not None:
+            return entry, leaves, True
+
+        def make():
+            if config.explain_cache_misses:
+                _explain_miss(self, key, dyn_args, dyn_kwargs)
+            new = self._trace(args, kwargs, static_pos, in_tree, avals)
+            if compile_now and not _captures_tracer(new):
+                new.compile(self)
+            return new
+        entry = state.entries.get_or_make(key, make, keep=lambda e: not _captures_tracer(e))
+        if len(state.signatures) >= 64:
+            del state.signatures[:32]
+        state.signatures.append(key)
+        return entry, leaves, not _captures_tracer(entry)
 
     def _trace(self, args, kwargs, static_pos, in_tree, avals) -> _Entry:
-        self.trace_count += 1
+        self._state.trace_count += 1
         static_kwargs = {k: v for k, v in kwargs.items() if k in self._static_argnames}
         out_tree_box = []
 
@@ -216,8 +404,7 @@ class JitFunction:
             out_tree_box.append(out_tree)
             return out_leaves
 
-        name = getattr(self._fun, "__name__", "fun")
-        closed = trace_to_jaxpr(flat_fun, list(avals), name=name)
+        closed = trace_to_jaxpr(flat_fun, list(avals), name=self.name)
         converted, consts = closure_convert(closed)
         donated = self._donated_leaf_indices(args, static_pos)
         return _Entry(converted, consts, out_tree_box[0], donated)
@@ -249,11 +436,10 @@ class JitFunction:
         return tree_util.tree_unflatten(entry.out_tree, list(entry.out_avals))
 
     def _cache_size(self) -> int:
-        return len(self._cache)
+        return len(self._state.entries)
 
     def clear_cache(self) -> None:
-        self._cache.clear()
-        self._fast_cache.clear()
+        self._state.clear()
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -261,7 +447,45 @@ class JitFunction:
         return functools.partial(self, obj)
 
     def __repr__(self):
-        return f"<jit-compiled {getattr(self._fun, '__name__', 'function')}>"
+        return f"<jit-compiled {self.name}>"
+
+
+def _captures_tracer(entry: _Entry) -> bool:
+    """Captured an enclosing transformation's tracer: valid for this one trace only."""
+    return any(isinstance(c, Tracer) for c in entry.consts)
+
+
+def _explain_miss(owner: JitFunction, key, dyn_args, dyn_kwargs) -> None:
+    """config.explain_cache_misses: log what differs from the closest earlier signature."""
+    previous = owner._state.signatures
+    if not previous:
+        return
+    in_tree, avals, statics, cfg = key
+    same_tree = [k for k in previous if k[0] == in_tree]
+    old = (same_tree or previous)[-1]
+    reasons = []
+    if old[0] != in_tree:
+        reasons.append(f"the pytree structure of the arguments changed from {old[0]} to "
+                       f"{in_tree}")
+    else:
+        paths = [tree_util.keystr(p) for p, _ in
+                 tree_util.tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))[0]]
+        for path, a, b in zip(paths, old[1], avals):
+            if a != b:
+                what = [w for w, x, y in (("shape", a.shape, b.shape), ("dtype", a.dtype, b.dtype),
+                                          ("weak type", a.weak_type, b.weak_type)) if x != y]
+                reasons.append(f"argument {path or '<arg>'}: {' and '.join(what)} changed from "
+                               f"{_aval_str(a)} to {_aval_str(b)}")
+    if old[2] != statics:
+        reasons.append(f"static arguments changed from {old[2]!r} to {statics!r}")
+    if old[3] != cfg:
+        reasons.append(f"configuration changed from {old[3]!r} to {cfg!r}")
+    _log.warning("yax: retracing %s (%s) because %s", owner.name, owner.where(),
+                 "; ".join(reasons) or "no earlier signature matched")
+
+
+def _aval_str(a) -> str:
+    return a.str_short() + (" (weak)" if a.weak_type else "")
 
 
 class Lowered:
@@ -318,9 +542,15 @@ class Compiled:
     def as_text(self) -> str:
         return self._entry.exe.hlo_text()
 
-    def memory_analysis(self) -> dict:
-        """Argument, output, temporary and alias bytes of the compiled program."""
-        return self._entry.exe.memory_stats()
+    def memory_analysis(self):
+        """Byte counts of the compiled program under jax's names (`temp_size_in_bytes`,
+        `argument_size_in_bytes`, `output_size_in_bytes`, `alias_size_in_bytes`,
+        `generated_code_size_in_bytes`)."""
+        return self._entry.exe.memory_analysis()
+
+    def cost_analysis(self) -> dict:
+        """XLA's cost estimate (`flops`, `bytes accessed`, ...) as a dict."""
+        return self._entry.exe.cost_analysis()
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):

@@ -1,0 +1,115 @@
+"""jaxlib's C++ jit dispatch (`PjitFunction`), driven by yax's own cache-miss function.
+
+A warm call then costs one C++ signature check and one execute: no yax Python runs except the
+unflattening of outputs into yax Arrays. The parts yax supplies:
+  - a pytree registry of its own, in which `Array` is a node holding its jaxlib buffer (data
+    field `_buf`) and aval (metadata: shape, dtype and weak type enter the signature);
+  - a jit-key config value mirroring `config.trace_state()` and `disable_jit`, so changing a
+    setting misses the C++ cache and goes through the Python path;
+  - fast-path data naming a yax executable (the tuple layout jaxlib expects).
+Whether a transformation is active is *not* in the C++ key: yax's current trace lives in a
+context variable that changes without any hook jaxlib could observe, so `JitFunction.__call__`
+checks `current_trace() is EVAL_TRACE` in Python before calling the C++ object (one frame).
+
+This is private jaxlib API (checked against 0.10.2), detected once at import: `AVAILABLE` is
+False where any piece is missing, and jit then uses only its Python path.
+Hazards guarded here (they segfault or misbehave in C++): list lengths in the fast-path data must
+all equal len(const_args) + number of arguments; `global_cache_key` must not be None.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from yax.config import config
+from yax.runtime.array import Array
+from yax.runtime.transfer import sharding_of
+
+
+class FastpathData(NamedTuple):
+    """The fields (and order) of the tuple jaxlib's PjitFunction reads on a cache miss."""
+
+    xla_executable: Any
+    out_pytree_def: Any
+    in_shardings: list
+    out_shardings: list
+    out_avals: list
+    out_committed: list
+    kept_var_bitvec: list
+    in_device_local_layouts: list
+    const_args: list
+
+
+def _state_value() -> tuple:
+    return (config.trace_state(), bool(config.disable_jit))
+
+
+def _refuse_shard_arg(x, *_rest):
+    raise TypeError(f"yax's C++ jit path got a non-Array argument {type(x).__name__}; this is a "
+                    f"yax bug (such signatures should stay on the Python path)")
+
+
+def _detect():
+    try:
+        import jax.core as jax_core
+        from jaxlib import _jax
+
+        registry = _jax.pytree.PyTreeRegistry()
+        registry.register_dataclass_node(Array, ["_buf"], ["aval"])
+        key = _jax.config.Config("yax_jit_state", _state_value(), include_in_jit_key=True)
+        # the call convention: a miss returns (outputs, fast-path data or None, rebuild flag)
+        probe = _jax.pjit("yax_probe", None, lambda *a, **k: (a[0] + k["b"], None, False), [],
+                          [], ("yax",), registry, _refuse_shard_arg, _jax.PjitFunctionCache(4))
+        if probe(1, b=2) != 3 or probe(1, b=2) != 3:
+            return None
+        return _jax, jax_core, registry, key
+    except Exception:  # another jaxlib: the Python path only
+        return None
+
+
+_found = _detect()
+AVAILABLE = _found is not None
+if AVAILABLE:
+    _jax, _jax_core, _registry, _key_config = _found
+    config.on_change(lambda _name: _key_config.set_global(_state_value()))
+
+
+def new_cache(capacity: int):
+    """A C++ signature cache shared by every wrapper of one (function, options)."""
+    return _jax.PjitFunctionCache(capacity=max(int(capacity), 1))
+
+
+def make_function(name: str, cache_miss, static_argnums, static_argnames, cache):
+    """A C++ dispatch object calling `cache_miss(*args, **kwargs)` on a signature miss.
+
+    `cache_miss` returns (outputs, FastpathData or None, False); None keeps that signature on
+    the Python path.
+    """
+    return _jax.pjit(name, None, cache_miss, list(static_argnums), list(static_argnames),
+                     ("yax",), _registry, _refuse_shard_arg, cache)
+
+
+_SLOT = object()  # stands for an output buffer while building the output treedef
+
+
+def fastpath_data(exe, const_bufs: list, n_args: int, out_tree, out_avals) -> FastpathData | None:
+    """Fast-path data running `exe` on const_bufs + the call's flat Array buffers, or None.
+
+    `out_tree` is yax's output treedef; outputs whose structure jaxlib's registry cannot
+    express (custom nodes) keep the Python path.
+    """
+    from yax import tree_util
+
+    placeholders = [Array(_SLOT, a) for a in out_avals]
+    try:
+        leaves, treedef = _registry.flatten(tree_util.tree_unflatten(out_tree, placeholders))
+    except Exception:
+        return None
+    if len(leaves) != len(out_avals) or any(x is not _SLOT for x in leaves):
+        return None
+    n_in = len(const_bufs) + n_args
+    sharding = sharding_of(exe.device)
+    jax_avals = [_jax_core.ShapedArray(a.shape, a.dtype) for a in out_avals]
+    return FastpathData(exe.xla_executable, treedef, [sharding] * n_in,
+                        [sharding] * len(out_avals), jax_avals, [True] * len(out_avals),
+                        [True] * n_in, [None] * n_in, list(const_bufs))

@@ -197,3 +197,38 @@ def concretization_hint(location) -> str:
                 "`jit` or mark the argument static with `static_argnums`.")
     return ("Use `yax.lax.cond`/`yax.lax.while_loop`/`yax.numpy.where` to keep the decision in "
             "the program, or mark the argument static with `jit(..., static_argnums=...)`.")
+
+
+# --- host callbacks, checks and debugging flags (debug helpers) --------------------------------
+
+class CallbackError(YaxError, RuntimeError):
+    """A host callback (debug.print/callback, pure_callback, io_callback) raised an exception;
+    the original is its `__cause__`."""
+
+
+class CallbackResultError(YaxError, TypeError):
+    """A host callback returned values that do not match its declared result shapes/dtypes."""
+
+
+class CallbackDerivativeError(YaxError, TypeError):
+    """pure_callback/io_callback has no derivative unless wrapped in custom_jvp/custom_vjp."""
+
+
+class CallbackBatchingError(YaxError, NotImplementedError):
+    """A callback cannot be batched the way it was asked (no vmap_method, ordered io_callback)."""
+
+
+class EffectInWhileCondError(YaxError, TypeError):
+    """A side effect (a host callback) inside a while_loop condition."""
+
+
+class OutOfBoundsIndexError(YaxError, IndexError):
+    """An index is out of bounds while index checking (check_indices / checkify) is on."""
+
+
+class CheckifyError(YaxError, ValueError):
+    """A check found by `checkify` failed (raised by `err.throw()`)."""
+
+
+class ConsistencyError(YaxError, AssertionError):
+    """Eager and compiled runs of a function disagree (debug.check_consistency)."""

@@ -106,5 +106,6 @@ def _compile_primitive(primitive, avals, params):
     jaxpr = Jaxpr([], invars, [Eqn(primitive, invars, params, outvars, None)], outvars)
     platform = backend.platform()
     mctx = lowering.lower_module(jaxpr, platform=platform)
-    exe = executable.compile_module(mctx.module, avals, out_avals, platform=platform)
+    exe = executable.compile_module(mctx.module, avals, out_avals, platform=platform,
+                                    host_callbacks=getattr(mctx, "host_callbacks", ()))
     return exe, out_avals

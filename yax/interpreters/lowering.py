@@ -25,6 +25,10 @@ class ModuleContext:
         self.functions: dict[int, tuple] = {}  # id(jaxpr) -> (func op, jaxpr kept alive)
         self._names: set[str] = set()
         self.unused_donations: list[int] = []
+        # Python callables the module's host-callback custom calls name by position (`index`)
+        self.host_callbacks: list = []
+        # the ordering token of the function body being lowered (ordered effects), or None
+        self.token = None
 
     def unique_name(self, base: str) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in base).strip("_") or "fn"
@@ -69,7 +73,16 @@ def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: list, args: list
             return mlir.constant(np.asarray(atom.val, dtype=atom.aval.dtype))
         return env[atom]
 
-    for eqn in jaxpr.eqns:
+    saved_token, mctx.token = mctx.token, None  # each body orders its own effects
+    try:
+        _lower_eqns(mctx, jaxpr.eqns, env, read)
+    finally:
+        mctx.token = saved_token
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _lower_eqns(mctx: ModuleContext, eqns, env: dict, read) -> None:
+    for eqn in eqns:
         ins = [read(a) for a in eqn.inputs]
         ctx = RuleContext(mctx, [a.aval for a in eqn.inputs], [v.aval for v in eqn.outvars],
                           eqn.source)
@@ -79,7 +92,6 @@ def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: list, args: list
             outs = [outs]
         for v, val in zip(eqn.outvars, outs, strict=True):
             env[v] = val
-    return [read(v) for v in jaxpr.outvars]
 
 
 def _const_values(consts) -> list:

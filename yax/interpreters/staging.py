@@ -101,15 +101,50 @@ class StagingTrace(Trace):
 
 
 def dead_code_eliminated(eqns: list, outvars: list) -> list:
-    """Drop equations whose results nothing uses (yax primitives have no side effects)."""
+    """Drop equations whose results nothing uses, except those with side effects (host
+    callbacks such as debug.print, directly or inside a sub-program)."""
     live = {v for v in outvars if isinstance(v, Var)}
     kept = []
     for eqn in reversed(eqns):
-        if any(v in live for v in eqn.outvars):
+        if any(v in live for v in eqn.outvars) or has_effects(eqn):
             kept.append(eqn)
             live.update(a for a in eqn.inputs if isinstance(a, Var))
     kept.reverse()
     return kept
+
+
+_effects_memo: dict = {}
+
+
+def has_effects(eqn) -> bool:
+    """Whether `eqn` has a side effect: its primitive says so for these params
+    (`primitive.has_effect(params)`), or a jaxpr among its params contains such an equation."""
+    rule = getattr(eqn.primitive, "has_effect", None)
+    if rule is not None and rule(eqn.params):
+        return True
+    return any(jaxpr_has_effects(j) for j in _sub_jaxprs(eqn.params))
+
+
+def jaxpr_has_effects(jaxpr) -> bool:
+    """Whether any equation of `jaxpr` (a Jaxpr or ClosedJaxpr, nested ones included) has a side
+    effect. Memoised per jaxpr object."""
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    hit = _effects_memo.get(id(jaxpr))
+    if hit is not None and hit[0] is jaxpr:
+        return hit[1]
+    result = any(has_effects(e) for e in jaxpr.eqns)
+    if len(_effects_memo) > 4096:
+        _effects_memo.clear()
+    _effects_memo[id(jaxpr)] = (jaxpr, result)  # the jaxpr is kept so its id stays unique
+    return result
+
+
+def _sub_jaxprs(params: dict):
+    for value in params.values():
+        if isinstance(value, (ClosedJaxpr, Jaxpr)):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            yield from (v for v in value if isinstance(v, (ClosedJaxpr, Jaxpr)))
 
 
 def _literal(x) -> Literal:

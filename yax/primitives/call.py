@@ -46,7 +46,8 @@ def compile_closed_jaxpr(jaxpr, *, donated=()) -> executable.Executable:
         mctx = lowering.lower_module(jaxpr.jaxpr, platform=platform, consts=jaxpr.consts,
                                      consts_as_args=False, donated=donated)
         exe = executable.compile_module(mctx.module, jaxpr.in_avals, jaxpr.out_avals,
-                                        platform=platform)
+                                        platform=platform,
+                                        host_callbacks=getattr(mctx, "host_callbacks", ()))
         _compiled[key] = exe
     return exe
 

@@ -44,8 +44,14 @@ class Executable:
 
 
 def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
-                   cache_key=None) -> Executable:
-    """Compile an `ir.Module` whose entry is `main`. With `cache_key`, reuse a previous compile."""
+                   cache_key=None, host_callbacks=()) -> Executable:
+    """Compile an `ir.Module` whose entry is `main`. With `cache_key`, reuse a previous compile.
+
+    `host_callbacks` are the Python callables the module's callback custom calls name by index;
+    passed only when non-empty (they make execution synchronous), never cached.
+    """
+    if host_callbacks:
+        cache_key = None
     if cache_key is not None:
         hit = _cache.get(cache_key)
         if hit is not None:
@@ -53,9 +59,38 @@ def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
     platform = platform or backend.platform()
     device = backend.default_device(platform)
     client = backend.client(platform)
-    exe = client.compile_and_load(module, _xc.DeviceList((device,)), _xc.CompileOptions())
+    if host_callbacks:
+        exe = _WithCallbacks(client.compile_and_load(
+            module, _xc.DeviceList((device,)), _xc.CompileOptions(),
+            host_callbacks=list(host_callbacks)), tuple(host_callbacks))
+    else:
+        exe = client.compile_and_load(module, _xc.DeviceList((device,)), _xc.CompileOptions())
     stats["compiles"] += 1
     result = Executable(exe, in_avals, out_avals, device, platform)
     if cache_key is not None:
         _cache[cache_key] = result
     return result
+
+
+class _WithCallbacks:
+    """A loaded executable holding host callbacks. XLA reports an exception raised in a callback
+    as a generic runtime error; the callback kept the original, which is raised instead."""
+
+    __slots__ = ("_exe", "_callbacks")
+
+    def __init__(self, exe, callbacks):
+        self._exe = exe
+        self._callbacks = callbacks
+
+    def execute(self, buffers):
+        try:
+            return self._exe.execute(buffers)
+        except Exception:
+            for cb in self._callbacks:
+                err = cb.take_error() if hasattr(cb, "take_error") else None
+                if err is not None:
+                    raise err from err.__cause__
+            raise
+
+    def __getattr__(self, name):
+        return getattr(self._exe, name)

@@ -53,7 +53,8 @@ class _Entry:
                           f"no output has the same shape and dtype; they are not donated",
                           UserWarning, stacklevel=4)
         self.exe = executable.compile_module(mctx.module, self.jaxpr.in_avals, self.out_avals,
-                                             platform=platform)
+                                             platform=platform,
+                                             host_callbacks=getattr(mctx, "host_callbacks", ()))
         self.const_bufs = [eager.to_array(c).buffer for c in self.consts]
         self.execute = self.exe.raw_execute
         owner.compile_count += 1

@@ -1,0 +1,5 @@
+"""`yax.experimental`: io_callback and checkify (as `jax.experimental`)."""
+
+from yax.experimental.callbacks import io_callback
+
+__all__ = ["io_callback"]

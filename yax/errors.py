@@ -232,3 +232,7 @@ class CheckifyError(YaxError, ValueError):
 
 class ConsistencyError(YaxError, AssertionError):
     """Eager and compiled runs of a function disagree (debug.check_consistency)."""
+
+
+class DebugNaNError(YaxError, FloatingPointError):
+    """debug_nans/debug_infs: a primitive produced a NaN (or an infinity)."""

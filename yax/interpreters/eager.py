@@ -96,7 +96,11 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
         for a in arrays:
             _ = a.buffer  # raises the clear error for a donated (deleted) Array
         raise
-    return [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
+    outs = [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
+    if config.debug_nans or config.debug_infs:
+        from yax.debug.nans import check_primitive
+        check_primitive(primitive, outs)
+    return outs
 
 
 def _compile_primitive(primitive, avals, params):

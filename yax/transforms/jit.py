@@ -82,6 +82,10 @@ class _Entry:
             _raise_if_deleted(leaves)
             raise
         arrays = [Array(b, a) for b, a in zip(outs, self.out_avals, strict=True)]
+        if config.debug_nans or config.debug_infs:
+            from yax.debug.nans import check_jit_outputs
+            check_jit_outputs(self.jaxpr, self.consts + list(leaves), arrays,
+                              getattr(owner._fun, "__name__", "fun"))
         if self.n_outs_single:
             return arrays[0]
         return tree_util.tree_unflatten(self.out_tree, arrays)
@@ -153,7 +157,8 @@ class JitFunction:
         entry, leaves, key = self._lookup(args, kwargs)
         if current_trace() is EVAL_TRACE:
             out = entry.run(self, leaves)
-            if key is not None and self._fast_ok and not kwargs:
+            if key is not None and self._fast_ok and not kwargs and not (
+                    config.debug_nans or config.debug_infs):  # checked calls skip the fast path
                 self._remember_fast(args, entry)
             return out
         outs = bind(pjit_p, *entry.consts, *leaves, jaxpr=entry.jaxpr,

@@ -40,3 +40,48 @@ def test_debug_infs_and_flags_off(flags):
         yax.jit(lambda x: 1.0 / x)(jnp.zeros(2))
     flags(debug_infs=False)
     assert np.isnan(np.asarray(f(jnp.ones(3)))).all()  # off: NaNs flow through
+
+
+# --- smaller pieces JAX programs use --------------------------------------------------------------
+
+def test_named_scope_typeof_jacobian():
+    def f(x):
+        with yax.named_scope("layer1"):
+            y = jnp.sin(x)
+            with yax.named_scope("inner"):
+                z = y * 2
+        return z + 1
+    eqns = yax.make_jaxpr(f)(1.0).jaxpr.eqns
+    assert [getattr(e.source, "scope", None) for e in eqns] == ["layer1", "layer1/inner", None]
+    text = yax.jit(f).lower(jnp.ones(3)).as_text()
+    assert 'loc("layer1"' in text and 'loc("layer1/inner"' in text
+    assert "loc(" not in yax.jit(lambda x: x + 1).lower(1.0).as_text()  # no scopes: no locations
+    assert yax.typeof(jnp.ones((2, 3))).str_short() == "f32[2,3]"
+    np.testing.assert_allclose(yax.jacobian(jnp.sin)(jnp.ones(2)),
+                               np.diag(np.cos(np.ones(2))), rtol=1e-6)
+
+
+def test_custom_gradient_closure_convert_compile_time_eval():
+    import jax
+
+    def make(lib):
+        @lib.custom_gradient
+        def g(x):
+            return x ** 2, lambda ct: (ct * 10 * x,)
+        return g
+    for x in (3.0, -1.5):
+        assert float(yax.grad(make(yax))(x)) == float(jax.grad(make(jax))(x)) == 10 * x
+    assert float(make(yax)(3.0)) == 9.0
+
+    w = jnp.arange(3.0)
+    converted, consts = yax.closure_convert(lambda x: x * w, jnp.ones(3))
+    assert len(consts) == 1
+    np.testing.assert_allclose(converted(jnp.full(3, 2.0), *consts), [0.0, 2.0, 4.0])
+
+    @yax.jit
+    def h(x):
+        with yax.ensure_compile_time_eval():
+            c = jnp.sin(3.0)
+            scale = 2.0 if float(c) > 0 else 3.0  # a concrete value inside jit
+        return x * scale
+    assert float(h(1.0)) == 2.0

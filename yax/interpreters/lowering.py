@@ -29,6 +29,7 @@ class ModuleContext:
         self.host_callbacks: list = []
         # the ordering token of the function body being lowered (ordered effects), or None
         self.token = None
+        self.has_scopes = False  # some equation was staged inside a named_scope
 
     def unique_name(self, base: str) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in base).strip("_") or "fn"
@@ -57,7 +58,9 @@ class RuleContext:
 def _location(source) -> ir.Location:
     if source is None:
         return ir.Location.unknown()
-    return ir.Location.file(source.filename, source.lineno, 0)
+    loc = ir.Location.file(source.filename, source.lineno, 0)
+    scope = getattr(source, "scope", None)  # named_scope: a named location around the file one
+    return ir.Location.name(scope, childLoc=loc) if scope else loc
 
 
 def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: list, args: list) -> list:
@@ -86,6 +89,8 @@ def _lower_eqns(mctx: ModuleContext, eqns, env: dict, read) -> None:
         ins = [read(a) for a in eqn.inputs]
         ctx = RuleContext(mctx, [a.aval for a in eqn.inputs], [v.aval for v in eqn.outvars],
                           eqn.source)
+        if getattr(eqn.source, "scope", None):
+            mctx.has_scopes = True
         with _location(eqn.source):
             outs = eqn.primitive.lower(ctx, *ins, **eqn.params)
         if not isinstance(outs, (list, tuple)):
@@ -183,5 +188,9 @@ def _set_donation(main, params, jaxpr, donated) -> list[int]:
 
 
 def module_text(mctx: ModuleContext) -> str:
+    """The module's StableHLO text; with locations when a named_scope was used (so its names
+    show), without otherwise (shorter)."""
     with mctx.context:
+        if mctx.has_scopes:
+            return mctx.module.operation.get_asm(enable_debug_info=True)
         return str(mctx.module)

@@ -8,6 +8,8 @@ transformations) become constvars; Python and NumPy scalars become inline litera
 from __future__ import annotations
 
 import collections
+import contextlib
+import contextvars
 import warnings
 
 import numpy as np
@@ -37,9 +39,37 @@ class StagingTracer(Tracer):
         return self._source
 
 
+class ScopedSourceInfo(SourceInfo):
+    """A source location inside `named_scope`s: `scope` is the joined name ("outer/inner")."""
+
+    def __new__(cls, filename, lineno, function, scope: str):
+        self = super().__new__(cls, filename, lineno, function)
+        self.scope = scope
+        return self
+
+
+_name_stack: contextvars.ContextVar[tuple] = contextvars.ContextVar("yax_name_stack",
+                                                                   default=())
+
+
+@contextlib.contextmanager
+def name_scope(name: str):
+    """Push `name` on the name stack for the equations staged inside (yax.named_scope)."""
+    token = _name_stack.set(_name_stack.get() + (name,))
+    try:
+        yield
+    finally:
+        _name_stack.reset(token)
+
+
 def _source_info() -> SourceInfo | None:
     loc = errors.user_location()
-    return SourceInfo(*loc) if loc is not None else None
+    if loc is None:
+        return None
+    stack = _name_stack.get()
+    if stack:
+        return ScopedSourceInfo(*loc, "/".join(stack))
+    return SourceInfo(*loc)
 
 
 class StagingTrace(Trace):

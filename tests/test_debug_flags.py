@@ -85,3 +85,14 @@ def test_custom_gradient_closure_convert_compile_time_eval():
             scale = 2.0 if float(c) > 0 else 3.0  # a concrete value inside jit
         return x * scale
     assert float(h(1.0)) == 2.0
+
+
+def test_debugging_doc_examples_run(capsys):
+    import pathlib
+    import re
+    text = (pathlib.Path(__file__).parent.parent / "docs" / "debugging.md").read_text()
+    namespace: dict = {}
+    for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
+        exec(compile(block, "docs/debugging.md", "exec"), namespace)
+    out = capsys.readouterr().out
+    assert "x = [0. 1. 2.], sum = 3.0" in out and "row [1. 0.]" in out and "w = [1. 1.]" in out

@@ -182,3 +182,17 @@ def test_effects_not_duplicated_by_remat_or_removed_by_dce(capsys):
     text = yax.jit(lambda x: (yax.debug.print("unused"), x)[1]).lower(x).as_text()
     assert "xla_ffi_python_cpu_callback" in text and "has_side_effect = true" in text
     assert "callback" in str(yax.make_jaxpr(lambda x: (yax.debug.print("u"), x)[1])(x))
+
+
+def test_print_without_placeholders_and_printoptions_match_jax(capsys):
+    for lib, np_ in ((yax, jnp), (jax, jjnp)):
+        with np.printoptions(precision=2):
+            f = lib.jit(lambda x: lib.debug.print("vals", x, x[0], skip_format_check=True))
+            f(np_.asarray([1.0 / 3, 2.0]))  # print options of the trace apply
+        with pytest.raises(ValueError, match="not used|Unused"):
+            lib.debug.print("no placeholders", 1.0)
+        with pytest.raises((IndexError, KeyError)):
+            lib.debug.print("{} {}", 1.0)
+    out = _lines(capsys)
+    assert out[0] == out[1] == "vals [0.33 2.  ] 0.33333334", out
+    assert len(out) == 2

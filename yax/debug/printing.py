@@ -8,6 +8,7 @@ only in the branch taken), and sees primal values under differentiation.
 from __future__ import annotations
 
 import builtins
+import string
 import sys
 
 import numpy as np
@@ -40,14 +41,37 @@ def _where() -> str | None:
     return f"{loc[0]}:{loc[1]}" if loc else None
 
 
-def debug_print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:
+class _FormatChecker(string.Formatter):
+    """Checks a format string against its arguments without formatting any value."""
+
+    def format_field(self, value, format_spec):
+        return ""
+
+    def check_unused_args(self, used_args, args, kwargs):
+        unused = [i for i in range(len(args)) if i not in used_args] + [
+            k for k in kwargs if k not in used_args]
+        if unused:
+            raise ValueError(
+                f"debug.print: arguments {unused} are not used by the format string (an "
+                f"f-string passed as the format? pass a plain string with {{}} placeholders); "
+                f"skip_format_check=True appends them instead")
+
+
+_FORMAT_CHECKER = _FormatChecker()
+
+
+def debug_print(fmt: str, *args, ordered: bool = False, partitioned: bool = False,
+                skip_format_check: bool = False, **kwargs) -> None:
     """Print `fmt.format(*args, **kwargs)` with the run-time values of `args`, from inside any
     transformation (as `jax.debug.print`).
 
     Args:
       fmt: a `str.format` string; array arguments arrive as NumPy arrays, so format specs such as
-        `{x:.3f}` work on scalars.
+        `{x:.3f}` work on scalars. Without placeholders the arguments are appended, separated
+        by spaces. NumPy print options in effect at the call apply.
       ordered: keep program order with respect to other ordered prints of the same program body.
+      partitioned: accepted for JAX compatibility (one device).
+      skip_format_check: do not check the arguments against the format string.
 
     Under `vmap` it prints once per batch element; under `grad`/`jvp` it prints primal values
     once; in a `scan`/`while_loop` body once per iteration; in `cond` only in the branch taken.
@@ -59,13 +83,20 @@ def debug_print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:
       ...     return x * 2
       >>> f(jnp.arange(3))  # prints: x = [0 1 2]
     """
+    if not skip_format_check:
+        _FORMAT_CHECKER.format(fmt, *args, **kwargs)  # missing or unused arguments: error now
     operands, rebuild = _split_static(args, kwargs)
+    placeholders = any(field is not None for _, field, _, _ in string.Formatter().parse(fmt))
+    printoptions = np.get_printoptions()  # as set where the print was written (as JAX)
 
     def show(*arrays):
         a, kw = rebuild(arrays)
-        builtins.print(fmt.format(*a, **kw), file=sys.stdout, flush=True)
+        with np.printoptions(**printoptions):
+            text = fmt.format(*a, **kw) if placeholders else " ".join((fmt, *map(str, a)))
+        builtins.print(text, file=sys.stdout, flush=True)
         return []
 
+    del partitioned
     cb = HostCallback(show, "debug.print", _where())
     bind_callback(cb, operands, [], effect="debug", ordered=ordered)
 

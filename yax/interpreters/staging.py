@@ -146,26 +146,28 @@ def dead_code_eliminated(eqns: list, outvars: list) -> list:
 _effects_memo: dict = {}
 
 
-def has_effects(eqn) -> bool:
+def has_effects(eqn, rule_name: str = "has_effect") -> bool:
     """Whether `eqn` has a side effect: its primitive says so for these params
-    (`primitive.has_effect(params)`), or a jaxpr among its params contains such an equation."""
-    rule = getattr(eqn.primitive, "has_effect", None)
+    (`primitive.has_effect(params)`), or a jaxpr among its params contains such an equation.
+    With rule_name="ordered_effect": whether it has an effect that must keep program order."""
+    rule = getattr(eqn.primitive, rule_name, None)
     if rule is not None and rule(eqn.params):
         return True
-    return any(jaxpr_has_effects(j) for j in _sub_jaxprs(eqn.params))
+    return any(jaxpr_has_effects(j, rule_name) for j in _sub_jaxprs(eqn.params))
 
 
-def jaxpr_has_effects(jaxpr) -> bool:
+def jaxpr_has_effects(jaxpr, rule_name: str = "has_effect") -> bool:
     """Whether any equation of `jaxpr` (a Jaxpr or ClosedJaxpr, nested ones included) has a side
-    effect. Memoised per jaxpr object."""
+    effect (see has_effects). Memoised per jaxpr object."""
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
-    hit = _effects_memo.get(id(jaxpr))
+    key = (id(jaxpr), rule_name)
+    hit = _effects_memo.get(key)
     if hit is not None and hit[0] is jaxpr:
         return hit[1]
-    result = any(has_effects(e) for e in jaxpr.eqns)
+    result = any(has_effects(e, rule_name) for e in jaxpr.eqns)
     if len(_effects_memo) > 4096:
         _effects_memo.clear()
-    _effects_memo[id(jaxpr)] = (jaxpr, result)  # the jaxpr is kept so its id stays unique
+    _effects_memo[key] = (jaxpr, result)  # the jaxpr is kept so its id stays unique
     return result
 
 

@@ -154,6 +154,7 @@ def _callback_impl(*arrays, callback, result_avals, effect, ordered, vmap_method
 callback_p.abstract_eval = _callback_abstract_eval
 callback_p.impl = _callback_impl
 callback_p.has_effect = lambda params: params["effect"] != "pure"
+callback_p.ordered_effect = lambda params: params["ordered"] and params["effect"] != "pure"
 
 
 # --- lowering: a typed-FFI custom call naming the callable by index -----------------------------

@@ -196,3 +196,22 @@ def test_print_without_placeholders_and_printoptions_match_jax(capsys):
     out = _lines(capsys)
     assert out[0] == out[1] == "vals [0.33 2.  ] 0.33333334", out
     assert len(out) == 2
+
+
+def test_io_callback_under_vmap_and_x64_narrowing():
+    calls = []
+
+    def log_and_double(a):
+        calls.append(a.shape)
+        return (a * 2).astype(np.float64)  # float64 declared and returned: narrowed when x64 off
+
+    def f(x):
+        return yax.experimental.io_callback(log_and_double,
+                                            yax.ShapeDtypeStruct(x.shape, np.float64), x)
+    out = yax.jit(yax.vmap(f))(jnp.ones((3, 2)))
+    np.testing.assert_allclose(out, 2.0)
+    assert out.dtype == np.float32 and calls == [(2,)] * 3  # sequential: once per element
+    ordered = lambda x: yax.experimental.io_callback(  # noqa: E731
+        lambda a: a, yax.ShapeDtypeStruct(x.shape, x.dtype), x, ordered=True)
+    with pytest.raises(yax.errors.CallbackBatchingError, match="ordered"):
+        yax.vmap(ordered)(jnp.ones((2, 2)))

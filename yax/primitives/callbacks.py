@@ -34,7 +34,8 @@ from yax.primitives._lax import lax
 callback_p = Primitive("callback", multiple_results=True)
 
 EFFECTS = ("pure", "debug", "io")
-VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all", None)
+VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
+                "legacy_vectorized", None)
 
 
 class ShapeDtypeStruct:
@@ -281,8 +282,9 @@ def _callback_batch(args, dims, *, callback, result_avals, effect, ordered, vmap
     else:
         if method == "broadcast_all":
             args = [a if b else lax.broadcast(a, (size,)) for a, b in zip(args, batched)]
-        else:  # expand_dims: unbatched operands get a leading axis of size 1
+        elif method == "expand_dims":  # unbatched operands get a leading axis of size 1
             args = [a if b else lax.expand_dims(a, (0,)) for a, b in zip(args, batched)]
+        # legacy_vectorized: unbatched operands are passed unchanged
         host = callback  # the user's function itself returns the batched results
     outs = bind(callback_p, *args, callback=host, result_avals=out_avals, **params)
     return outs, [0] * len(outs)

@@ -9,7 +9,8 @@ a failed `check`), it folds a predicate into an error *state*: three arrays
     payload: float[4]    -- the values the message of that site shows (index, axis, size...)
 The first failure wins. The state is an ordinary value, so the result works under jit, vmap
 (states become batched) and grad. Sub-programs of scan, while_loop, cond and pjit are rewritten
-to thread the state; other sub-programs (custom_jvp/vjp, remat) run unchecked.
+to thread the state and remat's is inlined; custom_jvp/custom_vjp functions run unchecked inside
+(their outputs are still checked for NaNs), so that their derivative rules stay in force.
 
 The message table is built at trace time (one entry per check site, naming the primitive and the
 user's source line) and travels as static data with the Error.
@@ -301,4 +302,6 @@ def _reclose(const_free: ClosedJaxpr, consts) -> ClosedJaxpr:
     return ClosedJaxpr(Jaxpr(j.invars[:n], j.invars[n:], j.eqns, j.outvars), consts)
 
 
-_STRUCTURED = {"pjit": _pjit_rule, "scan": _scan_rule, "while": _while_rule, "cond": _cond_rule}
+# remat is inlined like pjit (checkify's own result is not rematerialised)
+_STRUCTURED = {"pjit": _pjit_rule, "remat": _pjit_rule, "scan": _scan_rule, "while": _while_rule,
+               "cond": _cond_rule}

@@ -16,10 +16,16 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-from benchmarks import bench_autodiff, bench_control_flow, bench_dispatch, bench_memory  # noqa: E402
+from benchmarks import (  # noqa: E402
+    bench_autodiff,
+    bench_control_flow,
+    bench_debug,
+    bench_dispatch,
+    bench_memory,
+)
 from benchmarks.common import print_table  # noqa: E402
 
-TIMING_MODULES = (bench_dispatch, bench_autodiff, bench_control_flow)
+TIMING_MODULES = (bench_dispatch, bench_autodiff, bench_control_flow, bench_debug)
 
 
 def _environment() -> dict:

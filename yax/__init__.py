@@ -35,3 +35,9 @@ from yax import nn, scipy  # noqa: E402,F401
 from yax import ad_checkpoint, checkpoint_policies  # noqa: E402,F401
 from yax import ops, tree  # noqa: E402,F401
 from yax import random  # noqa: E402,F401
+from yax import debug, experimental  # noqa: E402,F401
+from yax.experimental.callbacks import effects_barrier, pure_callback  # noqa: E402,F401
+from yax.primitives.callbacks import ShapeDtypeStruct  # noqa: E402,F401
+from yax.transforms.extras import (  # noqa: E402,F401
+    closure_convert, custom_gradient, ensure_compile_time_eval, named_scope, typeof)
+jacobian = jacrev

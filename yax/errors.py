@@ -216,3 +216,42 @@ def concretization_hint(location) -> str:
 class DeviceOutOfMemoryError(YaxError, MemoryError):
     """An array (or a program's outputs) does not fit in the device's memory. The message names
     the shape, dtype and bytes asked for; nothing is left allocated and yax keeps working."""
+
+
+# --- host callbacks, checks and debugging flags (debug helpers) --------------------------------
+
+class CallbackError(YaxError, RuntimeError):
+    """A host callback (debug.print/callback, pure_callback, io_callback) raised an exception;
+    the original is its `__cause__`."""
+
+
+class CallbackResultError(YaxError, TypeError):
+    """A host callback returned values that do not match its declared result shapes/dtypes."""
+
+
+class CallbackDerivativeError(YaxError, TypeError):
+    """pure_callback/io_callback has no derivative unless wrapped in custom_jvp/custom_vjp."""
+
+
+class CallbackBatchingError(YaxError, NotImplementedError):
+    """A callback cannot be batched the way it was asked (no vmap_method, ordered io_callback)."""
+
+
+class EffectInWhileCondError(YaxError, TypeError):
+    """A side effect (a host callback) inside a while_loop condition."""
+
+
+class OutOfBoundsIndexError(YaxError, IndexError):
+    """An index is out of bounds while index checking (check_indices / checkify) is on."""
+
+
+class CheckifyError(YaxError, ValueError):
+    """A check found by `checkify` failed (raised by `err.throw()`)."""
+
+
+class ConsistencyError(YaxError, AssertionError):
+    """Eager and compiled runs of a function disagree (debug.check_consistency)."""
+
+
+class DebugNaNError(YaxError, FloatingPointError):
+    """debug_nans/debug_infs: a primitive produced a NaN (or an infinity)."""

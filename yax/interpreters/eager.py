@@ -104,8 +104,9 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
             _ = a.buffer  # raises the clear error for a donated (deleted) Array
         raise
     outs = [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
-    # Hook for the debugging flags (helper `debug`):
-    #     if config.debug_nans or config.debug_infs: <check `outs`, naming `primitive`>
+    if config.debug_nans or config.debug_infs:
+        from yax.debug.nans import check_primitive
+        check_primitive(primitive, outs)
     return outs
 
 

@@ -25,6 +25,11 @@ class ModuleContext:
         self.functions: dict[int, tuple] = {}  # id(jaxpr) -> (func op, jaxpr kept alive)
         self._names: set[str] = set()
         self.unused_donations: list[int] = []
+        # Python callables the module's host-callback custom calls name by position (`index`)
+        self.host_callbacks: list = []
+        # the ordering token of the function body being lowered (ordered effects), or None
+        self.token = None
+        self.has_scopes = False  # some equation was staged inside a named_scope
 
     def unique_name(self, base: str) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in base).strip("_") or "fn"
@@ -53,7 +58,9 @@ class RuleContext:
 def _location(source) -> ir.Location:
     if source is None:
         return ir.Location.unknown()
-    return ir.Location.file(source.filename, source.lineno, 0)
+    loc = ir.Location.file(source.filename, source.lineno, 0)
+    scope = getattr(source, "scope", None)  # named_scope: a named location around the file one
+    return ir.Location.name(scope, childLoc=loc) if scope else loc
 
 
 def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: list, args: list) -> list:
@@ -69,17 +76,27 @@ def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: list, args: list
             return mlir.constant(np.asarray(atom.val, dtype=atom.aval.dtype))
         return env[atom]
 
-    for eqn in jaxpr.eqns:
+    saved_token, mctx.token = mctx.token, None  # each body orders its own effects
+    try:
+        _lower_eqns(mctx, jaxpr.eqns, env, read)
+    finally:
+        mctx.token = saved_token
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _lower_eqns(mctx: ModuleContext, eqns, env: dict, read) -> None:
+    for eqn in eqns:
         ins = [read(a) for a in eqn.inputs]
         ctx = RuleContext(mctx, [a.aval for a in eqn.inputs], [v.aval for v in eqn.outvars],
                           eqn.source)
+        if getattr(eqn.source, "scope", None):
+            mctx.has_scopes = True
         with _location(eqn.source):
             outs = eqn.primitive.lower(ctx, *ins, **eqn.params)
         if not isinstance(outs, (list, tuple)):
             outs = [outs]
         for v, val in zip(eqn.outvars, outs, strict=True):
             env[v] = val
-    return [read(v) for v in jaxpr.outvars]
 
 
 def _const_values(consts) -> list:
@@ -171,5 +188,9 @@ def _set_donation(main, params, jaxpr, donated) -> list[int]:
 
 
 def module_text(mctx: ModuleContext) -> str:
+    """The module's StableHLO text; with locations when a named_scope was used (so its names
+    show), without otherwise (shorter)."""
     with mctx.context:
+        if mctx.has_scopes:
+            return mctx.module.operation.get_asm(enable_debug_info=True)
         return str(mctx.module)

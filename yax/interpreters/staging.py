@@ -8,6 +8,8 @@ transformations) become constvars; Python and NumPy scalars become inline litera
 from __future__ import annotations
 
 import collections
+import contextlib
+import contextvars
 import warnings
 
 import numpy as np
@@ -37,9 +39,37 @@ class StagingTracer(Tracer):
         return self._source
 
 
+class ScopedSourceInfo(SourceInfo):
+    """A source location inside `named_scope`s: `scope` is the joined name ("outer/inner")."""
+
+    def __new__(cls, filename, lineno, function, scope: str):
+        self = super().__new__(cls, filename, lineno, function)
+        self.scope = scope
+        return self
+
+
+_name_stack: contextvars.ContextVar[tuple] = contextvars.ContextVar("yax_name_stack",
+                                                                   default=())
+
+
+@contextlib.contextmanager
+def name_scope(name: str):
+    """Push `name` on the name stack for the equations staged inside (yax.named_scope)."""
+    token = _name_stack.set(_name_stack.get() + (name,))
+    try:
+        yield
+    finally:
+        _name_stack.reset(token)
+
+
 def _source_info() -> SourceInfo | None:
     loc = errors.user_location()
-    return SourceInfo(*loc) if loc is not None else None
+    if loc is None:
+        return None
+    stack = _name_stack.get()
+    if stack:
+        return ScopedSourceInfo(*loc, "/".join(stack))
+    return SourceInfo(*loc)
 
 
 class StagingTrace(Trace):
@@ -101,15 +131,52 @@ class StagingTrace(Trace):
 
 
 def dead_code_eliminated(eqns: list, outvars: list) -> list:
-    """Drop equations whose results nothing uses (yax primitives have no side effects)."""
+    """Drop equations whose results nothing uses, except those with side effects (host
+    callbacks such as debug.print, directly or inside a sub-program)."""
     live = {v for v in outvars if isinstance(v, Var)}
     kept = []
     for eqn in reversed(eqns):
-        if any(v in live for v in eqn.outvars):
+        if any(v in live for v in eqn.outvars) or has_effects(eqn):
             kept.append(eqn)
             live.update(a for a in eqn.inputs if isinstance(a, Var))
     kept.reverse()
     return kept
+
+
+_effects_memo: dict = {}
+
+
+def has_effects(eqn, rule_name: str = "has_effect") -> bool:
+    """Whether `eqn` has a side effect: its primitive says so for these params
+    (`primitive.has_effect(params)`), or a jaxpr among its params contains such an equation.
+    With rule_name="ordered_effect": whether it has an effect that must keep program order."""
+    rule = getattr(eqn.primitive, rule_name, None)
+    if rule is not None and rule(eqn.params):
+        return True
+    return any(jaxpr_has_effects(j, rule_name) for j in _sub_jaxprs(eqn.params))
+
+
+def jaxpr_has_effects(jaxpr, rule_name: str = "has_effect") -> bool:
+    """Whether any equation of `jaxpr` (a Jaxpr or ClosedJaxpr, nested ones included) has a side
+    effect (see has_effects). Memoised per jaxpr object."""
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    key = (id(jaxpr), rule_name)
+    hit = _effects_memo.get(key)
+    if hit is not None and hit[0] is jaxpr:
+        return hit[1]
+    result = any(has_effects(e, rule_name) for e in jaxpr.eqns)
+    if len(_effects_memo) > 4096:
+        _effects_memo.clear()
+    _effects_memo[key] = (jaxpr, result)  # the jaxpr is kept so its id stays unique
+    return result
+
+
+def _sub_jaxprs(params: dict):
+    for value in params.values():
+        if isinstance(value, (ClosedJaxpr, Jaxpr)):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            yield from (v for v in value if isinstance(v, (ClosedJaxpr, Jaxpr)))
 
 
 def _literal(x) -> Literal:

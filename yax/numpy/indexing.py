@@ -8,10 +8,13 @@ boolean masks turned into integer arrays, negative indices wrapped). Then:
   * integer arrays lower to one `gather` (reads) or `scatter*` (updates) whose index vector holds
     one component per indexed axis, laid out in the NumPy result shape.
 
-Out of bounds: a concrete index (Python int, NumPy data, a concrete Array) that is out of bounds
-raises `IndexError` at once (NumPy's behaviour; JAX would clamp). A traced index cannot be checked,
-so reads clamp it into range (gather mode "clip") and updates drop it ("fill_or_drop"), as in JAX.
-An explicit `mode=` on `.at[...]`, `take` or `take_along_axis` switches the eager check off.
+Out of bounds, as in JAX, eagerly and under jit alike: negative indices are wrapped once (adding
+the axis size); then reads clamp into range (gather mode "clip"), `.at[...]` updates drop the
+out-of-bounds entries ("fill_or_drop"), `take`/`take_along_axis` fill (NaN for floats), and an
+explicit `mode=` is honoured. A static int that is out of bounds takes the gather/scatter path so
+it gets the same treatment. With `config.check_indices` (YAX_CHECK_INDICES=1) an out-of-bounds
+index instead raises `OutOfBoundsIndexError` (an IndexError) naming the index, the axis, its size
+and the user's line: concrete indices at once, traced ones when the program runs (a host check).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 
 from yax import errors
 from yax import lax_like as lax
+from yax.config import config
 from yax.core import dtypes
 from yax.core.trace import Tracer
 from yax.errors import NonConcreteBooleanIndexError  # noqa: F401  (re-exported)
@@ -158,13 +162,31 @@ def _expand(shape, raw) -> list:
     return entries
 
 
-def _check_bounds(value, axis: int, size: int) -> None:
+def _check_bounds(value, axis: int, size: int, location=None) -> None:
+    value = np.asarray(value)
     bad = (value < -size) | (value >= size)
     if np.any(bad):
-        first = np.asarray(value)[bad].flat[0]
-        raise IndexError(f"index {int(first)} is out of bounds for axis {axis} with size {size} "
-                         f"(yax checks concrete indices; under jit a traced index is clamped for "
-                         f"reads and dropped for updates)")
+        first = value[bad].flat[0]
+        raise errors.OutOfBoundsIndexError(
+            f"index {int(first)} is out of bounds for axis {axis} with size {size} (index "
+            f"checking is on: config.check_indices / YAX_CHECK_INDICES; when it is off, as in "
+            f"JAX, reads clamp the index and .at[] updates drop it)", location)
+
+
+def _check_bounds_at_run_time(value, axis: int, size: int) -> None:
+    """A traced index: a host check staged into the program raises when it runs."""
+    from yax.primitives.callbacks import HostCallback, bind_callback
+    location = errors.user_location()
+
+    def check(v):
+        _check_bounds(v, axis, size, location)
+        return []
+    bind_callback(HostCallback(check, "check_indices", wrap_errors=False), [value], [],
+                  effect="io")
+
+
+def _out_of_bounds_int(kind, value, axis, shape) -> bool:
+    return kind == "int" and not 0 <= value < shape[axis]
 
 
 def _wrap_traced(v, size: int):
@@ -182,10 +204,12 @@ def _normalise(shape, entries, check: bool) -> list:
             value = value.indices(shape[axis])
         elif kind in ("int", "adv") and not isinstance(value, Tracer):
             if check:
-                _check_bounds(np.asarray(value), axis, shape[axis])
+                _check_bounds(value, axis, shape[axis])
             value = np.where(value < 0, value + shape[axis], value) if kind == "adv" else (
                 value + shape[axis] if value < 0 else value)
         elif kind in ("dyn", "adv"):
+            if check:
+                _check_bounds_at_run_time(value, axis, shape[axis])
             value = _wrap_traced(value, shape[axis])
         out.append((kind, value, axis))
     return out
@@ -195,6 +219,8 @@ def _parse(x, idx, check: bool, force_gather: bool = False):
     """Canonical entries for `x[idx]`; ints turn advanced next to integer arrays (NumPy)."""
     x, raw = _insert_scalar_bool_axes(x, _raw_entries(idx))
     entries = _normalise(x.shape, _expand(x.shape, raw), check)
+    # an out-of-bounds static int is clamped (reads) or dropped (updates) by gather/scatter
+    force_gather = force_gather or any(_out_of_bounds_int(k, v, a, x.shape) for k, v, a in entries)
     if force_gather or any(k == "adv" for k, _, _ in entries):
         entries = [("adv", v, a) if k in ("int", "dyn") else (k, v, a) for k, v, a in entries]
     return x, entries
@@ -347,23 +373,24 @@ def getitem(x, idx):
       idx: ints, slices, None, Ellipsis, integer arrays (broadcast together), concrete boolean
         masks, or a tuple of those.
     Returns:
-      The indexed array. A concrete out-of-bounds index raises IndexError; a traced one is
-      clamped into range.
+      The indexed array. An out-of-bounds index is clamped into range (as in JAX), or raises
+      `OutOfBoundsIndexError` when `config.check_indices` is on.
 
     Example: `getitem(x, (0, slice(None, None, -1)))` is `x[0, ::-1]`.
     """
     x = _promote.to_operand(x)
-    x, entries = _parse(x, idx, check=True)
+    x, entries = _parse(x, idx, check=config.check_indices)
     if any(k == "adv" for k, _, _ in entries):
         return _gather(x, entries, mode="clip")
     return _basic_getitem(x, entries)
 
 
 def _get(x, idx, mode, fill_value, unique_indices, indices_are_sorted):
-    """`.at[idx].get(...)`: an explicit mode switches off the eager bounds check."""
+    """`.at[idx].get(...)`: an explicit mode is honoured (and not checked by check_indices)."""
     x = _promote.to_operand(x)
     explicit = mode is not None
-    x, entries = _parse(x, idx, check=not explicit, force_gather=explicit)
+    x, entries = _parse(x, idx, check=config.check_indices and not explicit,
+                        force_gather=explicit)
     if not any(k == "adv" for k, _, _ in entries):
         return _basic_getitem(x, entries)
     mode = _mode_name(mode, "clip")
@@ -455,7 +482,8 @@ def _update(x, idx, values, op: str, *, mode=None, indices_are_sorted=False,
     x = _promote.to_operand(x)
     shape = tuple(x.shape)
     explicit = mode is not None
-    xr, entries = _parse(x, idx, check=not explicit, force_gather=explicit)
+    xr, entries = _parse(x, idx, check=config.check_indices and not explicit,
+                         force_gather=explicit)
     basic = not any(k in ("adv", "dyn") for k, _, _ in entries) and all(
         v[2] in (1, -1) for k, v, _ in entries if k == "slice")
     if basic:
@@ -478,8 +506,8 @@ class IndexUpdateRef:
 
     Each method returns a new array. Repeated indices accumulate for add/mul/min/max; for set
     one of the values wins. The update is broadcast to the shape of `x[idx]` and cast to x's
-    dtype. Keyword args: `mode` ("clip", "fill"/"drop", "promise_in_bounds"; default: concrete
-    out-of-bounds indices raise IndexError, traced ones are dropped), `indices_are_sorted`,
+    dtype. Keyword args: `mode` ("clip", "fill"/"drop", "promise_in_bounds"; default: updates at
+    out-of-bounds indices are dropped, as in JAX; `get` clamps), `indices_are_sorted`,
     `unique_indices` (hints passed to the scatter).
 
     Example: `x.at[jnp.array([0, 0])].add(1.0)` adds 2 to x[0].
@@ -624,7 +652,8 @@ def take(a, indices, axis=None, mode=None, fill_value=None, unique_indices=False
         indices = np.asarray(indices, dtype=np.int32 if len(indices) == 0 else None)
     gmode, fill_value, indices = _take_mode(mode, fill_value, indices, a.shape[axis], a.dtype)
     index = (slice(None),) * axis + (indices,)
-    a, entries = _parse(a, index, check=False, force_gather=True)
+    a, entries = _parse(a, index, check=config.check_indices and mode is None,
+                        force_gather=True)
     return _gather(a, entries, mode=gmode, fill_value=fill_value, unique_indices=unique_indices,
                    indices_are_sorted=indices_are_sorted)
 
@@ -652,5 +681,6 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
         else:  # an iota along axis d, broadcast against the indices
             index.append(np.arange(n, dtype=np.int32).reshape(
                 [n if e == d else 1 for e in range(arr.ndim)]))
-    arr, entries = _parse(arr, tuple(index), check=False, force_gather=True)
+    arr, entries = _parse(arr, tuple(index), check=config.check_indices and mode is None,
+                          force_gather=True)
     return _gather(arr, entries, mode=gmode, fill_value=fill_value)

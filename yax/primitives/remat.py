@@ -25,7 +25,12 @@ from yax.interpreters.jvp import jvp_jaxpr
 from yax.interpreters.mlir import hlo
 from yax.interpreters.partial_eval import partial_eval_jaxpr
 from yax.interpreters.rule_cache import cached
-from yax.interpreters.staging import closure_convert, dead_code_eliminated, trace_to_jaxpr
+from yax.interpreters.staging import (
+    closure_convert,
+    dead_code_eliminated,
+    has_effects,
+    trace_to_jaxpr,
+)
 from yax.interpreters.transpose import is_undefined, transpose_jaxpr
 
 remat_p = Primitive("remat", multiple_results=True)
@@ -164,6 +169,8 @@ def _recompute_plan(jaxpr: Jaxpr, residual_vars, policy):
 
 
 def _saveable(policy, eqn) -> bool:
+    if has_effects(eqn):  # a side effect runs once: its results are saved, never recomputed
+        return True
     if policy is None:
         return False
     return bool(policy(eqn.primitive, *[a.aval for a in eqn.inputs], **eqn.params))

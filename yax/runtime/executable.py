@@ -95,11 +95,14 @@ class Executable:
     def _bind_run(self):
         handlers = self._handlers
         if handlers is None:
-            return self._exe.execute
-        execute_sharded = self._exe.execute_sharded
+            call = self._exe.execute
+        else:
+            execute_sharded = self._exe.execute_sharded
 
-        def call(buffers: list) -> list:
-            return execute_sharded(buffers).consume_with_handlers(handlers)
+            def call(buffers: list) -> list:
+                return execute_sharded(buffers).consume_with_handlers(handlers)
+        if self.host_callbacks:
+            return _reraising_callback_errors(call, self.host_callbacks)
         return call
 
     @property
@@ -130,6 +133,22 @@ class Executable:
         return self._exe.hlo_modules()[0].to_string()
 
 
+def _reraising_callback_errors(call, callbacks):
+    """XLA reports an exception raised in a host callback as a generic runtime error; the
+    callback kept the original (duck-typed `take_error()`), which is raised instead."""
+
+    def run(buffers: list) -> list:
+        try:
+            return call(buffers)
+        except Exception:
+            for cb in callbacks:
+                err = cb.take_error() if hasattr(cb, "take_error") else None
+                if err is not None:
+                    raise err from err.__cause__
+            raise
+    return run
+
+
 # Executable objects shared by identical compiles within this process (`cache_key`).
 _cache: dict = {}
 _cache_lock = threading.RLock()
@@ -149,6 +168,8 @@ def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
         executables never enter the persistent cache.
       name: shown by `config.log_compiles`.
     """
+    if host_callbacks:  # callables are per program: never share such an executable
+        cache_key = None
     if cache_key is not None:
         hit = _cache.get(cache_key)
         if hit is not None:

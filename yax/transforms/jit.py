@@ -117,8 +117,10 @@ class _Entry:
             _raise_if_deleted(leaves)
             raise
         arrays = [Array(b, a) for b, a in zip(outs, self.out_avals, strict=True)]
-        # Hook for the debugging flags (helper `debug`):
-        #     if config.debug_nans or config.debug_infs: <check `arrays`, naming owner.name>
+        if config.debug_nans or config.debug_infs:
+            from yax.debug.nans import check_jit_outputs
+            check_jit_outputs(self.jaxpr, self.consts + list(leaves), arrays,
+                              owner.name)
         if self.n_outs_single:
             return arrays[0]
         return tree_util.tree_unflatten(self.out_tree, arrays)

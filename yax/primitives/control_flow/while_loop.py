@@ -58,6 +58,8 @@ def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
     if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != dtypes.bool_:
         raise errors.DTypeError(f"while: cond must return one bool[] scalar, not "
                                 f"{_types_str(pred)}")
+    from yax.primitives.callbacks import check_no_effects  # effects are refused in a cond
+    check_no_effects(cond_jaxpr, "the condition of while_loop (cond_fun)")
     if not _same_types(body_jaxpr.in_avals, bconsts + carry):
         raise errors.InputMismatchError(
             f"while: body takes {_types_str(body_jaxpr.in_avals)} but gets "

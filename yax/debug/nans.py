@@ -1,0 +1,77 @@
+"""debug_nans / debug_infs: stop at the primitive that first produced a NaN (or an infinity).
+
+Two hooks call in here, each only while a flag is on: `check_primitive` after every eager
+primitive application, and `check_jit_outputs` after a jitted call. A jitted call whose outputs
+hold a NaN is run again op by op, eagerly (jitted sub-functions inlined), so the eager check names
+the first primitive that produced it and the user's line; this is what JAX does too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax import errors
+from yax.config import config
+from yax.core import dtypes
+from yax.core.trace import bind, use_trace
+
+
+def _bad(value: np.ndarray) -> str | None:
+    if not dtypes.is_inexact(value.dtype):
+        return None
+    if config.debug_nans and np.isnan(value).any():
+        return "nan"
+    if config.debug_infs and np.isinf(value).any():
+        return "inf"
+    return None
+
+
+def check_primitive(primitive, outs) -> None:
+    """Raise if an output of one eager primitive application holds a NaN/inf."""
+    for out in outs:
+        kind = _bad(np.asarray(out))
+        if kind is not None:
+            raise errors.DebugNaNError(
+                f"invalid value ({kind}) encountered in {primitive.name}: the first primitive "
+                f"that produced a {kind} (debug_nans/debug_infs is on; turn it off with "
+                f"yax.config.update('debug_nans', False))")
+
+
+def check_jit_outputs(jaxpr, args, outs, name: str) -> None:
+    """After a jitted call: if an output holds a NaN/inf, find the primitive that made it."""
+    kinds = [_bad(np.asarray(o)) for o in outs]
+    if not any(kinds):
+        return
+    from yax.interpreters.eager import EVAL_TRACE
+    with use_trace(EVAL_TRACE):
+        _rerun(jaxpr.jaxpr, jaxpr.consts, list(args))
+    kind = next(k for k in kinds if k)
+    raise errors.DebugNaNError(
+        f"invalid value ({kind}) in the output of jitted function {name}; running it again op by "
+        f"op did not reproduce it (the compiled program may compute differently, e.g. fused "
+        f"operations), so the primitive could not be named")
+
+
+def _rerun(jaxpr, consts, args) -> list:
+    """Evaluate `jaxpr` eagerly, one primitive at a time, inlining jitted sub-functions."""
+    env = dict(zip(jaxpr.constvars, consts, strict=True))
+    env.update(zip(jaxpr.invars, args, strict=True))
+    from yax.interpreters.eval_jaxpr import read_typed
+
+    def read(a):
+        return read_typed(a, env.__getitem__)
+    for eqn in jaxpr.eqns:
+        ins = [read(a) for a in eqn.inputs]
+        if eqn.primitive.name == "pjit":
+            inner = eqn.params["jaxpr"]
+            outs = _rerun(inner.jaxpr, inner.consts, ins)
+        else:
+            previous = errors.replay_source[0]
+            errors.replay_source[0] = eqn.source or previous  # errors name the user's line
+            try:
+                outs = bind(eqn.primitive, *ins, **eqn.params)
+            finally:
+                errors.replay_source[0] = previous
+            outs = list(outs) if eqn.primitive.multiple_results else [outs]
+        env.update(zip(eqn.outvars, outs, strict=True))
+    return [read(v) for v in jaxpr.outvars]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from yax import errors
+from yax._resource_errors import raise_if_out_of_memory
 from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import ShapedArray, TypedScalar
@@ -99,9 +100,10 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
     run, out_avals = hit
     try:
         bufs = run([a._buf for a in arrays])
-    except Exception:
+    except Exception as e:
         for a in arrays:
             _ = a.buffer  # raises the clear error for a donated (deleted) Array
+        raise_if_out_of_memory(e, out_avals, f"eager {primitive.name}")
         raise
     outs = [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
     if config.debug_nans or config.debug_infs:

@@ -9,8 +9,26 @@ import numpy as np
 
 from yax.runtime import transfer
 
+# jaxlib hands Python objects released on its own threads to a queue that only Python's garbage
+# collector empties. yax allocates so few long-lived objects that the collector may never run,
+# so that queue (about 0.6 KiB per call) grew without bound in long loops (benchmarks/
+# bench_soak.py). It is emptied every `_DRAIN_EVERY` new Arrays instead.
+_DRAIN_EVERY = 1024
+_made = [0]
+try:
+    from jaxlib.xla_client import _xla as _xla_ext
+    _drain = _xla_ext.collect_garbage
+except (ImportError, AttributeError):  # a jaxlib without it: rely on the garbage collector
+    _drain = None
+
 
 class Array:
+    """A concrete value on a device: a runtime buffer plus its aval (shape, dtype, weak type).
+
+    Arrays are immutable and support NumPy's operators and methods (installed by yax.numpy),
+    `np.asarray(x)`, `.block_until_ready()` and functional updates `x.at[i].set(v)`.
+    """
+
     __slots__ = ("_buf", "aval", "_npy", "__weakref__")
     __array_priority__ = 100
 
@@ -18,6 +36,9 @@ class Array:
         self._buf = _buf
         self.aval = aval
         self._npy = None
+        _made[0] += 1
+        if not _made[0] % _DRAIN_EVERY and _drain is not None:
+            _drain()
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)

@@ -7,6 +7,8 @@ import jax.core as _jax_core
 import numpy as np
 from jaxlib import xla_client as _xc
 
+from yax._resource_errors import raise_if_out_of_memory
+
 _SEMANTICS = _xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 _shardings: dict = {}
 
@@ -23,8 +25,12 @@ def device_put(value: np.ndarray, device):
     """Copy a NumPy array to `device`; later changes to `value` never reach the device copy."""
     value = np.asarray(value, order="C")
     aval = _jax_core.ShapedArray(value.shape, value.dtype)
-    return _xc.batched_device_put(aval, sharding_of(device), [value], [device], True, True,
-                                  _SEMANTICS, enable_x64=True)
+    try:
+        return _xc.batched_device_put(aval, sharding_of(device), [value], [device], True, True,
+                                      _SEMANTICS, enable_x64=True)
+    except Exception as e:  # an allocation the device cannot satisfy: a clear error
+        raise_if_out_of_memory(e, [value], "device_put")
+        raise
 
 
 def to_numpy(buffer) -> np.ndarray:

@@ -25,6 +25,7 @@ import warnings
 import weakref
 
 from yax import errors, tree_util
+from yax._resource_errors import raise_if_out_of_memory
 from yax.config import config
 from yax.core.ir import ClosedJaxpr
 from yax.core.trace import Tracer, bind, current_trace
@@ -98,8 +99,9 @@ class _Entry:
         """The Python hot path: every argument is an Array and the executable exists."""
         try:
             outs = self.execute(self.const_bufs + [a._buf for a in args])
-        except Exception:
+        except Exception as e:
             _raise_if_deleted(args)
+            raise_if_out_of_memory(e, self.out_avals, "jit")
             raise
         if self.n_outs_single:
             return Array(outs[0], self.out_avals[0])
@@ -113,8 +115,9 @@ class _Entry:
                                   for x in leaves]
         try:
             outs = self.execute(bufs)
-        except Exception:
+        except Exception as e:
             _raise_if_deleted(leaves)
+            raise_if_out_of_memory(e, self.out_avals, "jit")
             raise
         arrays = [Array(b, a) for b, a in zip(outs, self.out_avals, strict=True)]
         if config.debug_nans or config.debug_infs:

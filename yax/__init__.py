@@ -34,3 +34,7 @@ from yax import nn, scipy  # noqa: E402,F401
 from yax import ad_checkpoint, checkpoint_policies  # noqa: E402,F401
 from yax import ops, tree  # noqa: E402,F401
 from yax import random  # noqa: E402,F401
+
+from yax._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__, "jax")  # JAX names yax lacks

@@ -103,10 +103,10 @@ class Tracer:
     def to_concrete_or_none(self):
         return None
 
-    def _concrete_scalar(self, kind: str, convert):
+    def _concrete_scalar(self, kind: str, convert, error=errors.TracerIntegerConversionError):
         value = self.to_concrete_or_none()
         if value is None:
-            raise errors.TracerIntegerConversionError(self._concretization_message(kind))
+            raise error(self._concretization_message(kind))
         return convert(value)
 
     def __index__(self):
@@ -116,13 +116,14 @@ class Tracer:
         return self._concrete_scalar("a Python int", int)
 
     def __float__(self):
-        return self._concrete_scalar("a Python float", float)
+        return self._concrete_scalar("a Python float", float, errors.ConcretizationTypeError)
 
     def __complex__(self):
-        return self._concrete_scalar("a Python complex", complex)
+        return self._concrete_scalar("a Python complex", complex,
+                                     errors.ConcretizationTypeError)
 
     def __array__(self, dtype=None, copy=None):
-        raise errors.ConcretizationError(self._concretization_message(
+        raise errors.TracerArrayConversionError(self._concretization_message(
             "a NumPy array (np.asarray or a NumPy function)"))
 
     def __hash__(self):

@@ -26,3 +26,7 @@ from yax.lax_like.scan import *  # noqa: F401,F403
 from yax.lax_like import linalg  # noqa: F401,E402  (yax.lax.linalg, like jax.lax.linalg)
 from yax.lax_like.windowed import *  # noqa: F401,F403
 from yax.lax_like.top_k import *  # noqa: F401,F403
+
+from yax._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("yax.lax", "jax.lax")  # JAX names yax lacks

@@ -54,6 +54,14 @@ def _call_lower(ctx, *args, call_jaxpr, **_):
     return lowering.call_function(ctx.module_ctx, call_jaxpr, "custom_call", list(args))
 
 
+def is_unknown_tangent(t) -> bool:
+    """Whether `t` is an unknown of a linearize (partial evaluation) trace: reverse mode, where
+    the linear map of a custom_vjp call is only ever transposed by `bwd`."""
+    from yax.interpreters.partial_eval import PartialEvalTrace
+    from yax.interpreters.staging import StagingTracer
+    return isinstance(t, StagingTracer) and isinstance(t._trace, PartialEvalTrace)
+
+
 def _check_closure_tangents(tangents, num_consts: int, what: str) -> None:
     if any(type(t) is not Zero for t in tangents[:num_consts]):
         raise errors.CustomDerivativeError(
@@ -170,7 +178,10 @@ def _custom_vjp_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
     ts = [instantiate(t) for t, d in zip(tangents[num_consts:], diff, strict=True) if d]
     if not any(type(t) is not Zero for t, d in zip(tangents[num_consts:], diff) if d):
         return outs, [Zero(tangent_aval(a)) for a in call_jaxpr.out_avals]
-    mode = _forward_mode(rule, res_tree, [_aval(r) for r in res], call_jaxpr, diff)
+    live = [t for t in ts if type(t) is not Zero]
+    # reverse mode only transposes the linear map, so bwd need not be probed (run) now
+    mode = ("transpose" if all(is_unknown_tangent(t) for t in live)
+            else _forward_mode(rule, res_tree, [_aval(r) for r in res], call_jaxpr, diff))
     primal_operands = [*consts, *args] if mode == "primal" else []
     t_outs = bind(custom_vjp_lin_p, *primal_operands, *res, *ts, rule=rule, res_tree=res_tree,
                   call_jaxpr=call_jaxpr, num_consts=num_consts, num_res=len(res), diff=diff,
@@ -263,7 +274,15 @@ def _forward_jaxpr(operand_avals, *, rule, res_tree, call_jaxpr, num_consts, num
     """The forward (tangent-in -> tangent-out) program of a custom_vjp_lin application."""
     def make():
         if mode == "transpose":
-            return _transposed_bwd(rule, res_tree, operand_avals[:num_res], call_jaxpr, diff)
+            try:
+                return _transposed_bwd(rule, res_tree, operand_avals[:num_res], call_jaxpr,
+                                       diff)
+            except (errors.NotImplementedRuleError, ValueError, TypeError, AssertionError) as e:
+                raise errors.CustomDerivativeError(
+                    f"forward evaluation of the linearized custom_vjp function {rule.name}: its "
+                    f"bwd is not linear in the cotangent, so it has no forward map (JAX refuses "
+                    f"forward mode of custom_vjp functions altogether). Use yax.jvp directly, "
+                    f"which differentiates the function instead, or a linear bwd.") from e
         return _primal_jvp(call_jaxpr, num_consts, diff)
     return cached(("custom_vjp_forward", rule, res_tree, tuple(operand_avals), mode), make,
                   lambda v: v.consts)

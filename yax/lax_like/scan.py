@@ -167,8 +167,10 @@ def _fit_carry(out, carry_aval, f, i: int):
             return out  # weak init turned strong by the body: scan promotes the init
     raise ScanCarryError(
         f"scan: the body {_describe(f)} returned {got.str_short()} for carry leaf {i}, "
-        f"which enters the loop as {carry_aval.str_short()}; the carry must keep its exact "
-        f"shape and dtype (cast with lax.convert_element_type, or give init that type)")
+        f"which enters the loop as {carry_aval.str_short()} (dtype {got.dtype.name} vs "
+        f"{carry_aval.dtype.name}, shape {got.shape} vs {carry_aval.shape}); the carry must "
+        f"keep its exact shape and dtype (cast with lax.convert_element_type, or give init that "
+        f"type)")
 
 
 def map(f, xs):  # noqa: A001  (jax.lax.map shadows the builtin too)

@@ -298,8 +298,10 @@ def _check_scalar_output(value, holomorphic: bool = False) -> None:
     aval = _aval(leaves[0]) if len(leaves) == 1 else None
     if aval is None or aval.shape != ():
         shape = aval.str_short() if aval is not None else f"a pytree of {len(leaves)} leaves"
+        aux = (" If the function returns (loss, auxiliary data), pass `has_aux=True`: grad then "
+               "returns (gradient, aux)." if isinstance(value, (tuple, list)) else "")
         raise errors.ShapeError(
-            f"grad requires a scalar output, got {shape}. For a vector output use "
+            f"grad requires a scalar output, got {shape}.{aux} For a vector output use "
             f"`yax.vjp(f, x)` with a cotangent, `yax.jacrev`/`yax.jacfwd` for the full Jacobian, "
             f"or reduce the output (e.g. `.sum()`).")
     check_output_dtype(aval, "grad", holomorphic)

@@ -217,7 +217,7 @@ class JitFunction:
             return out_leaves
 
         name = getattr(self._fun, "__name__", "fun")
-        closed = trace_to_jaxpr(flat_fun, list(avals), name=name)
+        closed = trace_to_jaxpr(flat_fun, avals, name=name, origin=(self._fun, in_tree, static_pos))
         converted, consts = closure_convert(closed)
         donated = self._donated_leaf_indices(args, static_pos)
         return _Entry(converted, consts, out_tree_box[0], donated)

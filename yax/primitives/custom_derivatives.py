@@ -19,12 +19,14 @@ user's rules cannot see them, so a nonzero tangent there is an error, never a si
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
 from yax import errors
 from yax.core.dtypes import is_inexact
 from yax.core.primitive import Primitive
-from yax.core.trace import bind
+from yax.core.trace import Tracer, bind
 from yax.interpreters import lowering
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
 from yax.interpreters.batching import axis_size_of, batch_jaxpr, move_batch_axis, vmap_flat
@@ -264,8 +266,13 @@ def _lin_transpose(cts, *operands, rule, res_tree, call_jaxpr, num_consts, num_r
     primals, res, tangents = _lin_split(operands, num_consts=num_consts, call_jaxpr=call_jaxpr,
                                         num_res=num_res, mode=mode)
     assert not any(is_undefined(r) for r in res), "custom_vjp residuals must be known"
-    cts_in = rule.bwd(res_tree, list(res), _full_cts(cts, call_jaxpr))
-    diff_cts = [c for c, d in zip(cts_in, diff, strict=True) if d]
+    probed = _probed_bwds.get((rule, res_tree, tuple(_aval(r) for r in res)))
+    if probed is not None:  # bwd was already traced (to test its linearity): not called again
+        diff_cts = eval_jaxpr(probed.jaxpr, probed.consts,
+                              [*res, *[instantiate(c) if type(c) is Zero else c for c in cts]])
+    else:
+        cts_in = rule.bwd(res_tree, list(res), _full_cts(cts, call_jaxpr))
+        diff_cts = [c for c, d in zip(cts_in, diff, strict=True) if d]
     out_ct = [ct if is_undefined(t) else None for ct, t in zip(diff_cts, tangents, strict=True)]
     return [None] * (len(primals) + len(res)) + out_ct
 
@@ -302,8 +309,18 @@ def _bwd_jaxpr(rule, res_tree, res_avals, call_jaxpr, diff):
     return trace_to_jaxpr(fun, [*res_avals, *ct_avals], name="custom_vjp_bwd")
 
 
+_probed_bwds: collections.OrderedDict = collections.OrderedDict()  # bwd traced once per types
+
+
 def _transposed_bwd(rule, res_tree, res_avals, call_jaxpr, diff):
-    bwd = _bwd_jaxpr(rule, res_tree, res_avals, call_jaxpr, diff)
+    key = (rule, res_tree, tuple(res_avals))
+    bwd = _probed_bwds.get(key)
+    if bwd is None:
+        bwd = _bwd_jaxpr(rule, res_tree, res_avals, call_jaxpr, diff)
+        if not any(isinstance(c, Tracer) for c in bwd.consts):
+            _probed_bwds[key] = bwd
+            if len(_probed_bwds) > 256:
+                _probed_bwds.popitem(last=False)
     n_res = len(res_avals)
     mask = [False] * n_res + [True] * (len(bwd.in_avals) - n_res)
     return transpose_jaxpr(bwd, mask)

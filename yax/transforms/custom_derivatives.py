@@ -34,7 +34,7 @@ from yax.interpreters.batching import BatchTrace
 from yax.interpreters.eager import EVAL_TRACE, to_array
 from yax.interpreters.jvp import JVPTrace, JVPTracer
 from yax.interpreters.partial_eval import PartialEvalTrace
-from yax.interpreters.staging import closure_convert, trace_to_jaxpr
+from yax.interpreters.staging import StagingTrace, closure_convert, trace_to_jaxpr
 from yax.lax_like._util import as_operand, describe_function
 from yax.primitives.custom_derivatives import (
     JVPRule,
@@ -109,25 +109,28 @@ class _CustomFunction:
                 raise
             # the function or its rule closes over a traced value of a transformation it was
             # not handed to: the general path stages it (or says why it cannot)
-        return self._bind_call(args)
+        # under jit JAX traces the function anew each time jit traces (jit caches that itself),
+        # so its Python side effects show as in JAX; elsewhere the traced jaxpr is reused
+        staged = isinstance(owner, StagingTrace) and not isinstance(owner, PartialEvalTrace)
+        return self._bind_call(args, reuse=not staged)
 
-    def _bind_call(self, args):
+    def _bind_call(self, args, reuse: bool = True):
         """Trace the function to a jaxpr and bind the call primitive (whose rules run the
         user's rules when the program is transformed)."""
         static, diff_args = self._split(args)
         leaves, in_tree = tree_util.tree_flatten(diff_args)
         leaves = [canonical_leaf(x) for x in leaves]
         avals = tuple(aval_of_value(x) for x in leaves)
-        entry = self._traced(static, in_tree, avals)
+        entry = self._traced(static, in_tree, avals, reuse)
         call_jaxpr, consts, out_tree, rule = entry
         outs = bind(self._primitive, *consts, *leaves, call_jaxpr=call_jaxpr, rule=rule,
                     num_consts=len(consts))
         return tree_util.tree_unflatten(out_tree, outs)
 
-    def _traced(self, static, in_tree, avals):
+    def _traced(self, static, in_tree, avals, reuse: bool = True):
         """(call_jaxpr, consts, out_tree, rule), cached when nothing traced was captured."""
         key = (_hashable_or_none(static), in_tree, avals, dtypes.canonicalize(np.float64))
-        hit = self._cache.get(key) if key[0] is not None else None
+        hit = self._cache.get(key) if key[0] is not None and reuse else None
         if hit is not None:
             return hit
         box = []

@@ -156,7 +156,7 @@ class Tracer:
         return self._concrete_scalar("a Python int (an index, size or range bound)", int)
 
     def __int__(self):
-        return self._concrete_scalar("a Python int", int)
+        return self._concrete_scalar("a Python int", int, errors.ConcretizationTypeError)
 
     def __float__(self):
         return self._concrete_scalar("a Python float", float, errors.ConcretizationTypeError)

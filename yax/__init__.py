@@ -41,3 +41,7 @@ from yax.primitives.callbacks import ShapeDtypeStruct  # noqa: E402,F401
 from yax.transforms.extras import (  # noqa: E402,F401
     closure_convert, custom_gradient, ensure_compile_time_eval, named_scope, typeof)
 jacobian = jacrev
+
+from yax._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__, "jax")  # JAX names yax lacks

@@ -105,28 +105,46 @@ class YaxError(Exception):
         super().__init__(f"{message}\n  at {format_location(self.location)}")
 
 
-class ShapeError(YaxError, ValueError):
-    """Shapes of operands do not fit the operation."""
+class ShapeError(YaxError, ValueError, TypeError):
+    """Shapes of operands do not fit the operation.
+
+    Both a ValueError (NumPy's convention) and a TypeError (what JAX's `lax` raises for shape
+    errors), so `except` clauses written for either library catch it."""
 
 
 class DTypeError(YaxError, TypeError):
     """Dtypes of operands do not fit the operation."""
 
 
-class ConcretizationError(YaxError, TypeError):
-    """A traced value was needed as a concrete Python value (bool, int, index, shape)."""
+class ConcretizationTypeError(YaxError, TypeError):
+    """A traced value was needed as a concrete Python value (bool, index, shape, NumPy array)."""
 
 
-class TracerBoolConversionError(ConcretizationError):
+ConcretizationError = ConcretizationTypeError  # yax's earlier name, kept for existing code
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
     """`bool()` of a traced value, usually a Python `if` or `while` on it."""
 
 
-class TracerIntegerConversionError(ConcretizationError):
-    """`int()`/`__index__` of a traced value."""
+class TracerIntegerConversionError(YaxError, TypeError):
+    """`int()`/`__index__` of a traced value (as in JAX, not a ConcretizationTypeError)."""
 
 
-class UnexpectedTracerError(YaxError):
+class TracerArrayConversionError(YaxError, TypeError):
+    """`np.asarray` (or another NumPy function) applied to a traced value."""
+
+
+class UnexpectedTracerError(YaxError, TypeError):
     """A tracer was used after the transformation that made it had finished (a leaked tracer)."""
+
+
+class KeyReuseError(YaxError, TypeError):
+    """A PRNG key was consumed twice (raised only where key-reuse checking is enabled)."""
+
+
+class NotImplementedAttributeError(YaxError, AttributeError):
+    """A name of JAX's API that yax does not provide (yet); see docs/api_coverage.md."""
 
 
 class StaticArgumentError(YaxError, ValueError):
@@ -169,7 +187,7 @@ class WhileLoopBodyError(YaxError, TypeError):
     """`body_fun` of a while_loop returned another structure or types than its carry."""
 
 
-class NonConcreteBooleanIndexError(ConcretizationError):
+class NonConcreteBooleanIndexError(YaxError, IndexError):
     """A boolean mask index was traced, so the result's shape would depend on its values."""
 
 

@@ -149,9 +149,12 @@ def _namedtuple_spec(typ: type) -> _NodeSpec:
 def _sorted_keys(d: dict) -> list:
     try:
         return sorted(d)
-    except TypeError:
-        # Mixed, non-comparable keys: insertion order is still deterministic per dict.
-        return list(d)
+    except TypeError as err:
+        # as JAX: a dict's leaf order is its sorted key order, so keys must be comparable
+        raise ValueError(
+            f"Comparator raised exception while sorting pytree dictionary keys: the keys "
+            f"{list(d)!r} cannot be sorted ({err}); pytree dicts need mutually comparable keys "
+            f"(e.g. all str); convert the keys or use a list of pairs") from err
 
 
 def _flatten_dict(d: dict) -> tuple[list, tuple]:

@@ -59,6 +59,8 @@ class Eqn(NamedTuple):
     outvars: list
     source: SourceInfo | None = None
 
+    invars = property(lambda self: self.inputs)  # JAX's name for the inputs (jax.extend.core)
+
 
 class Jaxpr:
     __slots__ = ("constvars", "invars", "eqns", "outvars")
@@ -96,6 +98,7 @@ class ClosedJaxpr:
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
+    literals = property(lambda self: self.consts)  # JAX's other name for the consts
 
     def __str__(self):
         return pretty_print(self.jaxpr)

@@ -58,6 +58,49 @@ _LEAK_ADVICE = ("Traced values must not be stored outside the transformed functi
                 "attributes or closures that outlive it); return them as outputs instead.")
 
 
+def _origin_text(x: Tracer, what: str) -> str:
+    """' It depends on the value of the argument n of f ...' when a staging trace (jit) knows
+    which of its arguments the value came from; '' otherwise."""
+    for _ in range(16):  # unwrap differentiation/batching tracers down to a staged value
+        if hasattr(x, "_var"):
+            break
+        inner = getattr(x, "primal", None)
+        inner = getattr(x, "val", None) if inner is None else inner
+        if not isinstance(inner, Tracer):
+            return ""
+        x = inner
+    else:
+        return ""
+    from yax.interpreters.staging import describe_origin
+    origin = describe_origin(x._trace, x._var) if hasattr(x._trace, "origin_info") else None
+    if not origin or not origin[1]:
+        return ""
+    fname, args = origin
+    names = ", ".join(n for n, _ in args)
+    text = (f" It depends on the value of the argument{'s' if len(args) > 1 else ''} {names} "
+            f"of the traced function {fname}.")
+    static = [i for _, i in args if i is not None]
+    if static and ("int" in what or "bool" in what):
+        nums = ", ".join(str(i) for i in sorted(set(static)))
+        text += (f" If it is a size, shape or flag, mark it static: "
+                 f"`jit({fname}, static_argnums=({nums},))`.")
+    return text
+
+
+def _numpy_hint() -> str:
+    """' Use yax.numpy.sin ...' when the user's line calls a NumPy function by name."""
+    import linecache
+    import re
+    loc = errors.user_location()
+    text = linecache.getline(loc[0], loc[1]) if loc is not None else ""
+    found = re.search(r"\b(?:np|numpy|onp)\.([A-Za-z_][\w.]*)\s*\(", text)
+    if found is None:
+        return ""
+    name = found.group(1)
+    return (f"\n  NumPy functions cannot run on traced values: use `yax.numpy.{name}` (jnp.{name}) "
+            f"instead of `np.{name}`, or compute with NumPy outside the transformed function.")
+
+
 def _leak_message(x: Tracer) -> str:
     where = x.source
     made = f" It was created at {errors.format_location(where)}." if where else ""
@@ -97,8 +140,8 @@ class Tracer:
     def _concretization_message(self, what: str) -> str:
         loc = errors.user_location()
         return (f"a traced value {self.aval.str_short()} was used where {what} is needed, inside "
-                f"a {self._trace.name} transformation, so its value is not known yet. "
-                f"{errors.concretization_hint(loc)}")
+                f"a {self._trace.name} transformation, so its value is not known yet."
+                f"{_origin_text(self, what)} {errors.concretization_hint(loc)}")
 
     def __bool__(self):
         if not self._trace.alive:
@@ -113,27 +156,28 @@ class Tracer:
     def to_concrete_or_none(self):
         return None
 
-    def _concrete_scalar(self, kind: str, convert):
+    def _concrete_scalar(self, kind: str, convert, error=errors.TracerIntegerConversionError):
         value = self.to_concrete_or_none()
         if value is None:
-            raise errors.TracerIntegerConversionError(self._concretization_message(kind))
+            raise error(self._concretization_message(kind))
         return convert(value)
 
     def __index__(self):
         return self._concrete_scalar("a Python int (an index, size or range bound)", int)
 
     def __int__(self):
-        return self._concrete_scalar("a Python int", int)
+        return self._concrete_scalar("a Python int", int, errors.ConcretizationTypeError)
 
     def __float__(self):
-        return self._concrete_scalar("a Python float", float)
+        return self._concrete_scalar("a Python float", float, errors.ConcretizationTypeError)
 
     def __complex__(self):
-        return self._concrete_scalar("a Python complex", complex)
+        return self._concrete_scalar("a Python complex", complex,
+                                     errors.ConcretizationTypeError)
 
     def __array__(self, dtype=None, copy=None):
-        raise errors.ConcretizationError(self._concretization_message(
-            "a NumPy array (np.asarray or a NumPy function)"))
+        raise errors.TracerArrayConversionError(self._concretization_message(
+            "a NumPy array (np.asarray or a NumPy function)") + _numpy_hint())
 
     def __hash__(self):
         raise TypeError(f"a traced value {self.aval.str_short()} is not hashable; to use it as a "

@@ -186,13 +186,18 @@ def _literal(x) -> Literal:
     return Literal(val, ShapedArray((), dt, weak))
 
 
-def trace_to_jaxpr(fun, in_avals, *, name: str = "fun") -> ClosedJaxpr:
+def trace_to_jaxpr(fun, in_avals, *, name: str = "fun", origin=None) -> ClosedJaxpr:
     """Trace `fun(*tracers)` (flat arguments, flat list of outputs) into a closed jaxpr.
 
     The jaxpr's consts may include tracers of enclosing transformations; callers that stage the
     result under another trace pass those as explicit operands (see `closure_convert`).
+    `origin` says where the flat inputs come from, for error messages that name the argument
+    a traced value depends on: one name per input, or `(fun, in_tree, static_positions)` of a
+    jitted function whose flat inputs are the leaves of `(dynamic_args, dynamic_kwargs)` (the
+    names are then worked out only when an error needs them).
     """
     trace = StagingTrace(current_trace())
+    trace.origin_info = (name, origin)
     args = [trace.new_arg(a) for a in in_avals]
     closed = run_in_trace(trace, fun, args, trace.to_jaxpr)
     _warn_if_large(closed.jaxpr, name)
@@ -232,3 +237,61 @@ def _warn_if_large(jaxpr: Jaxpr, name: str) -> None:
         f"{filename}:{lineno}; a Python loop there is probably unrolled into the program. Use "
         f"yax.lax.scan or yax.lax.fori_loop to keep compile time down.",
         UserWarning, filename, lineno)
+
+
+# --- where a traced value comes from (for concretization errors) -----------------------------
+
+def describe_origin(trace: StagingTrace, var: Var):
+    """(function name, [(argument name, positional index or None)]) of the inputs of `trace`
+    that `var` depends on, or None when the trace has no argument names."""
+    name, arg_names = getattr(trace, "origin_info", (None, None))
+    if arg_names is None:
+        return None
+    names = _flat_arg_names(arg_names, len(trace.invars))
+    producer = {v: e for e in trace.eqns for v in e.outvars}
+    position = {v: i for i, v in enumerate(trace.invars)}
+    seen, stack, found = set(), [var], set()
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if v in position:
+            found.add(position[v])
+        elif v in producer:
+            stack.extend(a for a in producer[v].inputs if isinstance(a, Var))
+    return name, [names[i] for i in sorted(found) if i < len(names)]
+
+
+def _flat_arg_names(arg_names, n: int) -> list:
+    if not (isinstance(arg_names, tuple) and len(arg_names) == 3 and callable(arg_names[0])):
+        return [(str(a), None) for a in arg_names]
+    from yax import tree_util
+    fun, in_tree, static_pos = arg_names
+    try:
+        import inspect
+        params = [p.name for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    placeholder = tree_util.tree_unflatten(in_tree, list(range(in_tree.num_leaves)))
+    out = []
+    for path, _ in tree_util.tree_flatten_with_path(placeholder)[0]:
+        if getattr(path[0], "idx", None) == 0:  # a positional argument
+            index = _positional_index(path[1].idx, static_pos)
+            base = params[index] if index < len(params) else f"args[{index}]"
+        else:
+            index, base = None, str(getattr(path[1], "key", path[1]))
+        out.append((base + tree_util.keystr(tuple(path[2:])), index))
+    return out
+
+
+def _positional_index(dynamic_index: int, static_pos) -> int:
+    """The position among all arguments of the `dynamic_index`-th non-static one."""
+    i, seen = 0, -1
+    while True:
+        if i not in static_pos:
+            seen += 1
+            if seen == dynamic_index:
+                return i
+        i += 1

@@ -26,3 +26,27 @@ from yax.lax_like.scan import *  # noqa: F401,F403
 from yax.lax_like import linalg  # noqa: F401,E402  (yax.lax.linalg, like jax.lax.linalg)
 from yax.lax_like.windowed import *  # noqa: F401,F403
 from yax.lax_like.top_k import *  # noqa: F401,F403
+
+
+
+def _primitive_objects() -> dict:
+    """Every `<name>_p` Primitive defined under yax.primitives (JAX's `lax.exp_p` etc.), for
+    interpreters that dispatch on `eqn.primitive`."""
+    import importlib
+    import pkgutil
+
+    from yax import primitives
+    from yax.core.primitive import Primitive
+    found = {}
+    for info in pkgutil.walk_packages(primitives.__path__, primitives.__name__ + "."):
+        module = importlib.import_module(info.name)
+        found.update({k: v for k, v in vars(module).items()
+                      if k.endswith("_p") and isinstance(v, Primitive) and k not in found})
+    return found
+
+
+globals().update(_primitive_objects())
+
+from yax._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("yax.lax", "jax.lax")  # JAX names yax lacks

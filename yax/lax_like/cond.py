@@ -37,7 +37,8 @@ def cond(pred, true_fun, false_fun, *operands):
         raise CondPredicateError(
             f"lax.cond: the predicate must be a boolean scalar (bool[]), got "
             f"{aval.str_short()}. Compare it explicitly (e.g. `pred > 0`) or reduce it to one "
-            f"value (e.g. `jnp.all(pred)` / `jnp.any(pred)`).")
+            f"value (e.g. `jnp.all(pred)` / `jnp.any(pred)`); to choose elementwise between two "
+            f"arrays use `jnp.where(pred, x, y)` or `lax.select(pred, x, y)` instead of cond.")
     index = _to_int32(as_operand(pred))
     leaves, traced = _trace_all("lax.cond", (true_fun, false_fun), operands,
                                 ("true_fun", "false_fun"))
@@ -125,7 +126,18 @@ def _check_outputs(what, traced, names) -> None:
             raise BranchOutputMismatchError(
                 f"{what}: the branches must return the same pytree structure, shapes and dtypes:\n"
                 f"  {name0} returns {_describe(first, tree0)}\n"
-                f"  {name} returns {_describe(closed, tree)}")
+                f"  {name} returns {_describe(closed, tree)}"
+                f"{_leaf_differences(first, closed, tree0 == tree)}")
+
+
+def _leaf_differences(a, b, same_tree: bool) -> str:
+    """Per differing leaf: both dtypes by name and both shapes (float32 vs int32, (3,) vs ())."""
+    if not same_tree or len(a.out_avals) != len(b.out_avals):
+        return ""
+    lines = [f"\n  output {i}: dtype {x.dtype.name} vs {y.dtype.name}, shape {x.shape} vs {y.shape}"
+             for i, (x, y) in enumerate(zip(a.out_avals, b.out_avals))
+             if (x.dtype, x.shape) != (y.dtype, y.shape)]
+    return "".join(lines)
 
 
 def _describe(closed, tree) -> str:

@@ -15,7 +15,7 @@ from yax.lax_like.dot import _preferred, canonicalize_precision
 from yax.primitives.conv import ConvDimensionNumbers, conv_general_dilated_p
 
 __all__ = ["ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
-           "padtype_to_pads"]
+           "conv_with_general_padding", "padtype_to_pads"]
 
 
 def _spec_from_string(spec: str, pair: str, order: str) -> tuple:
@@ -104,13 +104,37 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         in_sizes = [_dilated(la.shape[d], ld) for d, ld in zip(dn.lhs_spec[2:], lhs_dilation)]
         k_sizes = [_dilated(ra.shape[d], rd) for d, rd in zip(dn.rhs_spec[2:], rhs_dilation)]
         padding = padtype_to_pads(in_sizes, k_sizes, window_strides, padding)
-    padding = tuple((int(lo), int(hi)) for lo, hi in padding)
+    padding = _explicit_pads(padding)
     return bind(conv_general_dilated_p, lhs, rhs, window_strides=window_strides, padding=padding,
                 lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation, dimension_numbers=dn,
                 feature_group_count=int(feature_group_count),
                 batch_group_count=int(batch_group_count),
                 precision=canonicalize_precision(precision),
                 preferred_element_type=_preferred(preferred_element_type))
+
+
+def _explicit_pads(padding) -> tuple:
+    """((lo, hi), ...) from a sequence of integer pairs (lists, tuples or an (n, 2) array)."""
+    try:
+        pads = tuple((int(lo), int(hi)) for lo, hi in padding)
+    except (TypeError, ValueError) as err:
+        raise errors.ShapeError(
+            f"conv_general_dilated: padding should be 'SAME', 'SAME_LOWER', 'VALID' or a "
+            f"sequence of (low, high) integer pairs, one per spatial dim, got {padding!r}; "
+            f"e.g. [(1, 1), (2, 2)] for 2-d") from err
+    return pads
+
+
+def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                              precision=None, preferred_element_type=None):
+    """Convolution with NC... / OI... / NC... layouts, explicit padding and dilations.
+
+    As `jax.lax.conv_with_general_padding`: `conv_general_dilated` without dimension numbers
+    or feature groups. `padding` is 'SAME', 'SAME_LOWER', 'VALID' or (lo, hi) pairs.
+    """
+    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
+                                rhs_dilation=rhs_dilation, precision=precision,
+                                preferred_element_type=preferred_element_type)
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):

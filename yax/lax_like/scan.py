@@ -15,6 +15,7 @@ from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.lax_like._util import as_operand, python_scalar_as
 from yax.lax_like._util import aval_of as _aval
 from yax.lax_like._util import describe_function as _describe
+from yax.lax_like.elementwise import _convert_keep_weak
 from yax.lax_like.elementwise import add as lax_add
 from yax.primitives.control_flow.scan import scan_p
 
@@ -40,10 +41,8 @@ def scan(f, init, xs, length=None, reverse=False, unroll=1):
     carry_ops = [as_operand(c) for c in carry_leaves]
     x_ops = [as_operand(x) for x in x_leaves]
     length = _scan_length(x_ops, x_tree, length)
-    # the carry keeps one type through the loop: a weakly typed init takes its strong type
-    carry_avals = [_aval(c).strip_weak_type() for c in carry_ops]
     x_avals = [_aval(x).update(shape=_aval(x).shape[1:]) for x in x_ops]
-    body, consts, y_tree = _traced_body(f, carry_tree, x_tree, carry_avals, x_avals)
+    body, consts, y_tree, carry_ops = _settled_body(f, carry_tree, x_tree, carry_ops, x_avals)
     outs = scan_p.bind(*consts, *carry_ops, *x_ops, jaxpr=body, length=length,
                        reverse=bool(reverse), num_consts=len(consts),
                        num_carry=len(carry_ops),
@@ -52,6 +51,22 @@ def scan(f, init, xs, length=None, reverse=False, unroll=1):
     n = len(carry_ops)
     return (tree_util.tree_unflatten(carry_tree, outs[:n]),
             tree_util.tree_unflatten(y_tree, outs[n:]))
+
+
+def _settled_body(f, carry_tree, x_tree, carry_ops, x_avals):
+    """Trace the body with the init's types. As in JAX, the carry keeps one type through the
+    loop and a weakly typed init stays weak, unless the body turns it strong (a Python float
+    init updated with an f32 array): then the init is promoted to the body's type and the body
+    traced again. Returns (body, consts, y_tree, carry operands)."""
+    for _ in range(3):
+        carry_avals = [_aval(c) for c in carry_ops]
+        body, consts, y_tree = _traced_body(f, carry_tree, x_tree, carry_avals, x_avals)
+        out_avals = body.out_avals[:len(carry_avals)]
+        if list(out_avals) == carry_avals:
+            return body, consts, y_tree, carry_ops
+        carry_ops = [c if a == o else _convert_keep_weak(c, o.dtype, o.weak_type)
+                     for c, a, o in zip(carry_ops, carry_avals, out_avals)]
+    raise AssertionError("scan: carry types did not settle")  # promotion is monotone
 
 
 def _scan_length(x_ops, x_tree, length) -> int:
@@ -143,12 +158,21 @@ def _fit_carry(out, carry_aval, f, i: int):
         out = python_scalar_as(out, carry_aval.dtype, "scan")
     out = as_operand(out)
     got = _aval(out)
-    if got.shape != carry_aval.shape or np.dtype(got.dtype) != np.dtype(carry_aval.dtype):
-        raise ScanCarryError(
-            f"scan: the body {_describe(f)} returned {got.str_short()} for carry leaf {i}, "
-            f"which enters the loop as {carry_aval.str_short()}; the carry must keep its exact "
-            f"shape and dtype (cast with lax.convert_element_type, or give init that type)")
-    return out
+    if got.shape == carry_aval.shape:
+        if got.dtype == carry_aval.dtype and got.weak_type == carry_aval.weak_type:
+            return out
+        mine, theirs = (carry_aval.dtype, carry_aval.weak_type), (got.dtype, got.weak_type)
+        joined = dtypes.result_type(mine, theirs)
+        if got.weak_type and joined == mine:  # weakly typed output: takes the carry's type
+            return _convert_keep_weak(out, carry_aval.dtype, carry_aval.weak_type)
+        if carry_aval.weak_type and joined == theirs:
+            return out  # weak init turned strong by the body: scan promotes the init
+    raise ScanCarryError(
+        f"scan: the body {_describe(f)} returned {got.str_short()} for carry leaf {i}, "
+        f"which enters the loop as {carry_aval.str_short()} (dtype {got.dtype.name} vs "
+        f"{carry_aval.dtype.name}, shape {got.shape} vs {carry_aval.shape}); the carry must "
+        f"keep its exact shape and dtype (cast with lax.convert_element_type, or give init that "
+        f"type)")
 
 
 def map(f, xs):  # noqa: A001  (jax.lax.map shadows the builtin too)
@@ -173,6 +197,8 @@ def fori_loop(lower, upper, body_fun, init_val):
         return (lax_add(i, 1), body_fun(i, val)), None
 
     start = np.array(lo, idx_dtype)
+    if all(type(b) is int for b in (lower, upper)):  # Python int bounds: a weak index, as JAX
+        start = _convert_keep_weak(start, idx_dtype, True)
     (_, val), _ = scan(step, (start, init_val), None, length=max(hi - lo, 0))
     return val
 

@@ -153,7 +153,8 @@ def _fit(out, carry, i: int, body_fun, promote: dict):
             return out
     raise WhileLoopBodyError(
         f"while_loop: body_fun {_describe(body_fun)} returned {got.str_short()} for carry leaf "
-        f"{i}, which enters the loop as {carry.str_short()}; shapes and dtypes must match "
+        f"{i}, which enters the loop as {carry.str_short()} (dtype {got.dtype.name} vs "
+        f"{carry.dtype.name}, shape {got.shape} vs {carry.shape}); shapes and dtypes must match "
         f"exactly. A common cause is a Python scalar init (weakly typed) meeting a value of "
         f"another dtype: give init_val the dtype you mean (e.g. jnp.float32(0.0) or "
         f"jnp.zeros(shape, dtype)), or cast in the body with lax.convert_element_type.")

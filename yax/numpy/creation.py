@@ -36,7 +36,7 @@ def _shape_tuple(shape, name: str) -> tuple:
         shape = (shape,)
     try:
         dims = tuple(int(d.__index__()) for d in shape)
-    except errors.ConcretizationError:
+    except (errors.ConcretizationError, errors.TracerIntegerConversionError):
         raise
     except (TypeError, AttributeError) as err:
         raise TypeError(f"{name}: shape must be an int or a tuple of ints, got {shape!r}") from err

@@ -63,7 +63,7 @@ def _classify(e):
         try:
             parts = tuple(None if p is None else operator.index(p)
                           for p in (e.start, e.stop, e.step))
-        except errors.ConcretizationError as err:
+        except (errors.ConcretizationError, errors.TracerIntegerConversionError) as err:
             raise errors.ConcretizationError(
                 f"slice bounds must be static Python ints, got {e}; use lax.dynamic_slice(x, "
                 f"starts, sizes) for a slice that starts at a traced position") from err

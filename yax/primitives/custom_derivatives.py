@@ -19,12 +19,14 @@ user's rules cannot see them, so a nonzero tangent there is an error, never a si
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
 from yax import errors
 from yax.core.dtypes import is_inexact
 from yax.core.primitive import Primitive
-from yax.core.trace import bind
+from yax.core.trace import Tracer, bind
 from yax.interpreters import lowering
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
 from yax.interpreters.batching import axis_size_of, batch_jaxpr, move_batch_axis, vmap_flat
@@ -52,6 +54,14 @@ def _call_impl(*arrays, call_jaxpr, **_):
 
 def _call_lower(ctx, *args, call_jaxpr, **_):
     return lowering.call_function(ctx.module_ctx, call_jaxpr, "custom_call", list(args))
+
+
+def is_unknown_tangent(t) -> bool:
+    """Whether `t` is an unknown of a linearize (partial evaluation) trace: reverse mode, where
+    the linear map of a custom_vjp call is only ever transposed by `bwd`."""
+    from yax.interpreters.partial_eval import PartialEvalTrace
+    from yax.interpreters.staging import StagingTracer
+    return isinstance(t, StagingTracer) and isinstance(t._trace, PartialEvalTrace)
 
 
 def _check_closure_tangents(tangents, num_consts: int, what: str) -> None:
@@ -170,7 +180,10 @@ def _custom_vjp_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
     ts = [instantiate(t) for t, d in zip(tangents[num_consts:], diff, strict=True) if d]
     if not any(type(t) is not Zero for t, d in zip(tangents[num_consts:], diff) if d):
         return outs, [Zero(tangent_aval(a)) for a in call_jaxpr.out_avals]
-    mode = _forward_mode(rule, res_tree, [_aval(r) for r in res], call_jaxpr, diff)
+    live = [t for t in ts if type(t) is not Zero]
+    # reverse mode only transposes the linear map, so bwd need not be probed (run) now
+    mode = ("transpose" if all(is_unknown_tangent(t) for t in live)
+            else _forward_mode(rule, res_tree, [_aval(r) for r in res], call_jaxpr, diff))
     primal_operands = [*consts, *args] if mode == "primal" else []
     t_outs = bind(custom_vjp_lin_p, *primal_operands, *res, *ts, rule=rule, res_tree=res_tree,
                   call_jaxpr=call_jaxpr, num_consts=num_consts, num_res=len(res), diff=diff,
@@ -253,8 +266,13 @@ def _lin_transpose(cts, *operands, rule, res_tree, call_jaxpr, num_consts, num_r
     primals, res, tangents = _lin_split(operands, num_consts=num_consts, call_jaxpr=call_jaxpr,
                                         num_res=num_res, mode=mode)
     assert not any(is_undefined(r) for r in res), "custom_vjp residuals must be known"
-    cts_in = rule.bwd(res_tree, list(res), _full_cts(cts, call_jaxpr))
-    diff_cts = [c for c, d in zip(cts_in, diff, strict=True) if d]
+    probed = _probed_bwds.get((rule, res_tree, tuple(_aval(r) for r in res)))
+    if probed is not None:  # bwd was already traced (to test its linearity): not called again
+        diff_cts = eval_jaxpr(probed.jaxpr, probed.consts,
+                              [*res, *[instantiate(c) if type(c) is Zero else c for c in cts]])
+    else:
+        cts_in = rule.bwd(res_tree, list(res), _full_cts(cts, call_jaxpr))
+        diff_cts = [c for c, d in zip(cts_in, diff, strict=True) if d]
     out_ct = [ct if is_undefined(t) else None for ct, t in zip(diff_cts, tangents, strict=True)]
     return [None] * (len(primals) + len(res)) + out_ct
 
@@ -263,7 +281,15 @@ def _forward_jaxpr(operand_avals, *, rule, res_tree, call_jaxpr, num_consts, num
     """The forward (tangent-in -> tangent-out) program of a custom_vjp_lin application."""
     def make():
         if mode == "transpose":
-            return _transposed_bwd(rule, res_tree, operand_avals[:num_res], call_jaxpr, diff)
+            try:
+                return _transposed_bwd(rule, res_tree, operand_avals[:num_res], call_jaxpr,
+                                       diff)
+            except (errors.NotImplementedRuleError, ValueError, TypeError, AssertionError) as e:
+                raise errors.CustomDerivativeError(
+                    f"forward evaluation of the linearized custom_vjp function {rule.name}: its "
+                    f"bwd is not linear in the cotangent, so it has no forward map (JAX refuses "
+                    f"forward mode of custom_vjp functions altogether). Use yax.jvp directly, "
+                    f"which differentiates the function instead, or a linear bwd.") from e
         return _primal_jvp(call_jaxpr, num_consts, diff)
     return cached(("custom_vjp_forward", rule, res_tree, tuple(operand_avals), mode), make,
                   lambda v: v.consts)
@@ -283,8 +309,18 @@ def _bwd_jaxpr(rule, res_tree, res_avals, call_jaxpr, diff):
     return trace_to_jaxpr(fun, [*res_avals, *ct_avals], name="custom_vjp_bwd")
 
 
+_probed_bwds: collections.OrderedDict = collections.OrderedDict()  # bwd traced once per types
+
+
 def _transposed_bwd(rule, res_tree, res_avals, call_jaxpr, diff):
-    bwd = _bwd_jaxpr(rule, res_tree, res_avals, call_jaxpr, diff)
+    key = (rule, res_tree, tuple(res_avals))
+    bwd = _probed_bwds.get(key)
+    if bwd is None:
+        bwd = _bwd_jaxpr(rule, res_tree, res_avals, call_jaxpr, diff)
+        if not any(isinstance(c, Tracer) for c in bwd.consts):
+            _probed_bwds[key] = bwd
+            if len(_probed_bwds) > 256:
+                _probed_bwds.popitem(last=False)
     n_res = len(res_avals)
     mask = [False] * n_res + [True] * (len(bwd.in_avals) - n_res)
     return transpose_jaxpr(bwd, mask)

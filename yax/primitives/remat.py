@@ -97,11 +97,14 @@ def _remat_partial_eval(trace, args, params):
     unknowns = [trace.is_unknown(a) for a in args]
     split = cached(("remat_pe", jaxpr, tuple(unknowns), policy),
                    lambda: _split(jaxpr, unknowns, policy), lambda v: v[3])
-    known, n_known_out, recompute_and_unknown, body_consts = split
+    known, n_known_out, recompute_and_unknown, body_consts, keep = split
     known_args = [a for a, u in zip(args, unknowns) if not u]
     with use_trace(trace.parent):
         known_outs = eval_jaxpr(known.jaxpr, known.consts, known_args)
     saved = known_outs[n_known_out:]
+    # only what the backward program reads is kept for it (JAX's residual set)
+    known_args, saved = ([x for x, k in zip(group, keep[i]) if k]
+                         for i, group in enumerate((known_args, saved)))
     unknown_args = [a for a, u in zip(args, unknowns) if u]
     staged = trace.stage(remat_p, [*body_consts, *known_args, *saved, *unknown_args],
                          {"jaxpr": recompute_and_unknown, "policy": policy,
@@ -140,7 +143,24 @@ def _split(closed: ClosedJaxpr, unknowns: list[bool], policy):
         residuals = eval_jaxpr(recompute.jaxpr, recompute.consts, xs[:n_k + n_s])
         return eval_jaxpr(unknown.jaxpr, unknown.consts, [*residuals, *xs[n_k + n_s:]])
     body, body_consts = closure_convert(trace_to_jaxpr(fun, in_avals, name="remat_backward"))
-    return known_saving, n_known_out, body, body_consts
+    body, keep = _without_unread_inputs(body, len(body_consts), n_k, n_s)
+    return known_saving, n_known_out, body, body_consts, keep
+
+
+def _without_unread_inputs(body: ClosedJaxpr, n_consts: int, n_k: int, n_s: int):
+    """`body` without the known inputs and saved values it never reads (so they are not stored
+    for the backward pass), and (keep_known, keep_saved) masks saying which remain."""
+    j = body.jaxpr
+    read = {a for e in j.eqns for a in e.inputs if isinstance(a, Var)}
+    read.update(v for v in j.outvars if isinstance(v, Var))
+    segment = j.invars[n_consts:n_consts + n_k + n_s]
+    mask = [v in read for v in segment]
+    if all(mask):
+        return body, (mask[:n_k], mask[n_k:])
+    invars = [*j.invars[:n_consts], *[v for v, m in zip(segment, mask) if m],
+              *j.invars[n_consts + n_k + n_s:]]
+    return (ClosedJaxpr(Jaxpr(j.constvars, invars, j.eqns, j.outvars), body.consts),
+            (mask[:n_k], mask[n_k:]))
 
 
 def _recompute_plan(jaxpr: Jaxpr, residual_vars, policy):

@@ -3,6 +3,7 @@
 Keys are uint32 arrays of shape (2,) (jax's raw key format); see docs/random.md.
 """
 
+from yax._missing import module_getattr as _module_getattr  # noqa: E402
 from yax.random._checks import RandomArgumentError  # noqa: F401
 from yax.random.continuous import (  # noqa: F401
     cauchy,
@@ -46,3 +47,5 @@ from yax.random.keys import (  # noqa: F401
     wrap_key_data,
 )
 from yax.random.multivariate import multivariate_normal  # noqa: F401
+
+__getattr__ = _module_getattr(__name__, "jax.random")  # JAX names yax lacks

@@ -4,8 +4,11 @@
     import yax.scipy.stats.norm as norm
 """
 
+from yax._missing import module_getattr as _module_getattr  # noqa: E402
 from yax.scipy import (  # noqa: F401
     linalg,  # noqa: F401,E402
     special,
     stats,
 )
+
+__getattr__ = _module_getattr(__name__, "jax.scipy")  # JAX names yax lacks

@@ -224,3 +224,7 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = MAX_SQUARING
         more = lax.broadcast_in_dim(more, tuple(x.shape), tuple(range(more.ndim)))
         return lax.select(more, C.matmul(x, x), x)
     return lax.fori_loop(0, max_squarings, square, r)
+
+from yax._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__, "jax.scipy.linalg")  # JAX names yax lacks

@@ -119,3 +119,7 @@ def log_ndtr(x, /):
     return jnp.where(
         x > 0, jnp.log1p(-ndtr(-upper_x)),
         jnp.where(x >= lower, jnp.log(ndtr(middle_x)), _log_ndtr_asymptotic(lower_x)))
+
+from yax._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__, "jax.scipy.special")  # JAX names yax lacks

@@ -174,8 +174,8 @@ def vjp(fun, *primals, has_aux: bool = False):
                 raise errors.ShapeError(f"vjp: cotangent of shape {np.shape(c)} for an output "
                                         f"{a.str_short()}; cotangents have the output's shape")
         cts = pullback(list(ct_leaves))
-        flat_cts = [_zeros_float0(_aval(p)) if not _differentiable(_aval(p)) else _value(c)
-                    for p, c in zip(p_leaves, cts)]
+        flat_cts = [_zeros_float0(_aval(p)) if not _differentiable(_aval(p))
+                    else _weak_like(_value(c), _aval(p)) for p, c in zip(p_leaves, cts)]
         return tree_util.tree_unflatten(in_tree, flat_cts)
 
     primal_out = tree_util.tree_unflatten(out_tree, p_out)
@@ -186,6 +186,15 @@ def vjp(fun, *primals, has_aux: bool = False):
 
 def _pullback_ignoring_aux(pullback, n_aux: int, cts: list) -> list:
     return pullback(list(cts) + [None] * n_aux)  # aux outputs have zero tangents: unread
+
+
+def _weak_like(ct, primal_aval):
+    """As JAX: a cotangent returned to the user is weakly typed exactly when its primal is."""
+    aval = _aval(ct)
+    if aval.weak_type == primal_aval.weak_type or aval.dtype != primal_aval.dtype:
+        return ct
+    from yax.lax_like.elementwise import _convert_keep_weak
+    return _convert_keep_weak(ct, aval.dtype, primal_aval.weak_type)
 
 
 def _value(ct):
@@ -201,10 +210,25 @@ def _check_aux_pair(out, where: str) -> None:
                         f"(output, aux), got {type(out).__name__}")
 
 
-def _check_grad_inputs(args, argnums, allow_int: bool, name: str) -> None:
+def _check_grad_inputs(args, argnums, allow_int: bool, name: str, holomorphic: bool = False,
+                       real_only: bool = False) -> None:
+    """JAX's input checks: inexact inputs (complex ones only with `holomorphic`, and only
+    those then; `real_only` for forward mode, which has no conjugate convention)."""
     for i in argnums:
         for leaf in tree_util.tree_leaves(args[i]):
             aval = _aval(leaf)
+            if holomorphic and not dtypes.is_complex(aval.dtype):
+                raise errors.DTypeError(
+                    f"{name} with holomorphic=True requires inputs with complex dtype, but got "
+                    f"{aval.dtype.name} (argument {i}, {aval.str_short()}). Pass complex inputs "
+                    f"(`x.astype(jnp.complex64)`) or drop holomorphic=True.")
+            if real_only and not holomorphic and dtypes.is_complex(aval.dtype):
+                raise errors.DTypeError(
+                    f"{name} requires real-valued inputs (input dtype that is a sub-dtype of "
+                    f"np.floating), but got {aval.dtype.name} (argument {i}). For holomorphic "
+                    f"differentiation, pass holomorphic=True. For differentiation of "
+                    f"non-holomorphic functions of complex inputs, split them into real and "
+                    f"imaginary parts (jnp.real/jnp.imag) and differentiate those.")
             if not dtypes.is_inexact(aval.dtype) and not allow_int:
                 raise errors.DTypeError(
                     f"{name} requires real- or complex-valued inputs, but argument {i} has "
@@ -213,8 +237,14 @@ def _check_grad_inputs(args, argnums, allow_int: bool, name: str) -> None:
                     f"(`argnums=`), or pass `allow_int=True` to get float0 zeros.")
 
 
-def value_and_grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
-    """`(fun(*args), gradient of fun with respect to args[argnums])` for a scalar `fun`."""
+def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False):
+    """`(fun(*args), gradient of fun with respect to args[argnums])` for a scalar `fun`.
+
+    With `holomorphic=True` the inputs and the output must be complex and the result is the
+    complex derivative f'(z). Without it the output must be real; for complex inputs the result
+    is then JAX's convention, the conjugate of df/dz* times two (grad(abs(z)**2) == 2*conj(z)).
+    """
     single = isinstance(argnums, int)
     nums = normalize_argnums(argnums)
 
@@ -224,7 +254,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = Fals
             if i >= len(args):
                 raise TypeError(f"grad: argnums={argnums} but only {len(args)} positional "
                                 f"arguments were given")
-        _check_grad_inputs(args, nums, allow_int, "grad")
+        _check_grad_inputs(args, nums, allow_int, "grad", holomorphic)
         diff_args = tuple(args[i] for i in nums)
 
         def partial_fun(*diff):
@@ -235,7 +265,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = Fals
 
         out = vjp(partial_fun, *diff_args, has_aux=has_aux)
         value, f_vjp = out[0], out[1]
-        _check_scalar_output(value)
+        _check_scalar_output(value, holomorphic)
         grads = f_vjp(_one_like(value))
         grads = grads[0] if single else grads
         if has_aux:
@@ -244,14 +274,15 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = Fals
     return wrapped
 
 
-def grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
+def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False):
     """The gradient of a scalar-valued `fun` with respect to `args[argnums]`.
 
     Example:
       >>> yax.grad(lambda x: x ** 3)(2.0)
       Array(12., dtype=float32, weak_type=True)
     """
-    vg = value_and_grad(fun, argnums, has_aux, allow_int)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
@@ -262,17 +293,34 @@ def grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
     return wrapped
 
 
-def _check_scalar_output(value) -> None:
+def _check_scalar_output(value, holomorphic: bool = False) -> None:
     leaves = tree_util.tree_leaves(value)
     aval = _aval(leaves[0]) if len(leaves) == 1 else None
     if aval is None or aval.shape != ():
         shape = aval.str_short() if aval is not None else f"a pytree of {len(leaves)} leaves"
+        aux = (" If the function returns (loss, auxiliary data), pass `has_aux=True`: grad then "
+               "returns (gradient, aux)." if isinstance(value, (tuple, list)) else "")
         raise errors.ShapeError(
-            f"grad requires a scalar output, got {shape}. For a vector output use "
+            f"grad requires a scalar output, got {shape}.{aux} For a vector output use "
             f"`yax.vjp(f, x)` with a cotangent, `yax.jacrev`/`yax.jacfwd` for the full Jacobian, "
             f"or reduce the output (e.g. `.sum()`).")
-    if not dtypes.is_inexact(aval.dtype):
-        raise errors.DTypeError(f"grad requires a real or complex output, got {aval.str_short()}")
+    check_output_dtype(aval, "grad", holomorphic)
+
+
+def check_output_dtype(aval, name: str, holomorphic: bool) -> None:
+    """JAX's output checks for reverse mode: real outputs, or complex ones with holomorphic."""
+    if holomorphic and not dtypes.is_complex(aval.dtype):
+        raise errors.DTypeError(
+            f"{name} with holomorphic=True requires outputs with complex dtype, but got "
+            f"{aval.dtype.name}; drop holomorphic=True for a real-valued function")
+    if not holomorphic and (dtypes.is_complex(aval.dtype) or not dtypes.is_inexact(aval.dtype)):
+        hint = (" For holomorphic differentiation, pass holomorphic=True. For a non-holomorphic "
+                "function, differentiate its real and imaginary parts (jnp.real(f(z)), "
+                "jnp.imag(f(z))) separately." if dtypes.is_complex(aval.dtype) else
+                " Integer and boolean outputs have no derivative; compute a float output.")
+        raise errors.DTypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {aval.dtype.name}.{hint}")
 
 
 def _one_like(value):

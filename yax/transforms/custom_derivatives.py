@@ -28,12 +28,22 @@ import numpy as np
 from yax import errors, tree_util
 from yax.core import dtypes
 from yax.core.avals import TypedScalar, aval_of_value
-from yax.core.trace import Tracer, bind, current_trace
-from yax.interpreters.ad_util import float0, tangent_aval
+from yax.core.trace import Tracer, bind, current_trace, use_trace
+from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
+from yax.interpreters.batching import BatchTrace
 from yax.interpreters.eager import EVAL_TRACE, to_array
-from yax.interpreters.staging import closure_convert, trace_to_jaxpr
+from yax.interpreters.jvp import JVPTrace, JVPTracer
+from yax.interpreters.partial_eval import PartialEvalTrace
+from yax.interpreters.staging import StagingTrace, closure_convert, trace_to_jaxpr
 from yax.lax_like._util import as_operand, describe_function
-from yax.primitives.custom_derivatives import JVPRule, VJPRule, custom_jvp_call_p, custom_vjp_call_p
+from yax.primitives.custom_derivatives import (
+    JVPRule,
+    VJPRule,
+    custom_jvp_call_p,
+    custom_vjp_call_p,
+    custom_vjp_lin_p,
+    is_unknown_tangent,
+)
 from yax.transforms._args import canonical_leaf, normalize_argnums
 
 __all__ = ["custom_jvp", "custom_vjp"]
@@ -81,23 +91,46 @@ class _CustomFunction:
     def __call__(self, *args, **kwargs):
         args = self._positional(args, kwargs)
         self._check_defined()
-        if current_trace() is EVAL_TRACE and not any(isinstance(a, Tracer) for a in
-                                                     tree_util.tree_leaves(args)):
-            return self.fun(*args)  # nothing to differentiate: just run it
+        owner = _owning_trace(tree_util.tree_leaves(args))
+        if owner is EVAL_TRACE and current_trace() is EVAL_TRACE:
+            return self.fun(*args)  # no transformation at all: just run it
+        try:
+            if owner is EVAL_TRACE:  # no transformation sees the arguments: run on values
+                with use_trace(EVAL_TRACE):
+                    return self.fun(*args)
+            if isinstance(owner, JVPTrace):
+                # as JAX: the rule runs right away, with the primal values of the level below
+                # (concrete ones under plain grad/jvp), and the function itself is not traced
+                out = self._differentiate_now(owner, args)
+                if out is not None:
+                    return out
+        except errors.UnexpectedTracerError as err:
+            if "already finished" in err.bare_message:
+                raise
+            # the function or its rule closes over a traced value of a transformation it was
+            # not handed to: the general path stages it (or says why it cannot)
+        # under jit JAX traces the function anew each time jit traces (jit caches that itself),
+        # so its Python side effects show as in JAX; elsewhere the traced jaxpr is reused
+        staged = isinstance(owner, StagingTrace) and not isinstance(owner, PartialEvalTrace)
+        return self._bind_call(args, reuse=not staged)
+
+    def _bind_call(self, args, reuse: bool = True):
+        """Trace the function to a jaxpr and bind the call primitive (whose rules run the
+        user's rules when the program is transformed)."""
         static, diff_args = self._split(args)
         leaves, in_tree = tree_util.tree_flatten(diff_args)
         leaves = [canonical_leaf(x) for x in leaves]
         avals = tuple(aval_of_value(x) for x in leaves)
-        entry = self._traced(static, in_tree, avals)
+        entry = self._traced(static, in_tree, avals, reuse)
         call_jaxpr, consts, out_tree, rule = entry
         outs = bind(self._primitive, *consts, *leaves, call_jaxpr=call_jaxpr, rule=rule,
                     num_consts=len(consts))
         return tree_util.tree_unflatten(out_tree, outs)
 
-    def _traced(self, static, in_tree, avals):
+    def _traced(self, static, in_tree, avals, reuse: bool = True):
         """(call_jaxpr, consts, out_tree, rule), cached when nothing traced was captured."""
         key = (_hashable_or_none(static), in_tree, avals, dtypes.canonicalize(np.float64))
-        hit = self._cache.get(key) if key[0] is not None else None
+        hit = self._cache.get(key) if key[0] is not None and reuse else None
         if hit is not None:
             return hit
         box = []
@@ -118,6 +151,39 @@ class _CustomFunction:
 
     def _static_values(self, static) -> list:
         return [v for _, v in static]
+
+    def _split_tangents(self, trace, args):
+        """(static, in_tree, primals, tangents) of `args` as seen by the JVP trace `trace`."""
+        static, diff_args = self._split(args)
+        leaves, in_tree = tree_util.tree_flatten(diff_args)
+        pairs = [trace.split(canonical_leaf(x)) for x in leaves]
+        return static, in_tree, [p for p, _ in pairs], [t for _, t in pairs]
+
+
+_PASS_THROUGH_TRACES = (JVPTrace, PartialEvalTrace, BatchTrace)
+
+
+def _owning_trace(leaves):
+    """The trace that handles a call of a custom function: the innermost one that owns an
+    argument, skipping differentiation and batching traces none of the arguments belong to (JAX
+    hands such calls to the enclosing trace); EVAL_TRACE when no transformation sees them.
+    Staging traces (jit) always take the call, so the staged program keeps the custom rule."""
+    trace = current_trace()
+    while trace is not EVAL_TRACE:
+        if any(isinstance(x, Tracer) and x._trace is trace for x in leaves):
+            return trace
+        if not isinstance(trace, _PASS_THROUGH_TRACES):
+            return trace
+        trace = trace.parent
+    return trace
+
+
+def _user_tangent(t, primal):
+    """A tangent as user rules receive it: zeros materialised (float0 for integer primals)."""
+    aval = aval_of_value(primal) if not isinstance(primal, Tracer) else primal.aval
+    if not dtypes.is_inexact(aval.dtype):
+        return np.zeros(aval.shape, float0)
+    return to_array(instantiate(t)) if type(t) is Zero else t
 
 
 class custom_jvp(_CustomFunction):
@@ -148,7 +214,7 @@ class custom_jvp(_CustomFunction):
                                       "tangents of undifferentiated inputs arrive as zeros")
         self.jvp = jvp
         self._cache.clear()
-        return jvp
+        return jvp  # so that `@f.defjvp` as a decorator keeps the rule under its name
 
     def defjvps(self, *jvps):
         """One rule per argument: `jvp_i(tangent_i, primal_out, *primals)`; None for an argument
@@ -166,7 +232,29 @@ class custom_jvp(_CustomFunction):
             if total is None:
                 total = tree_util.tree_map(lambda o: o * 0, out)
             return out, total
-        return self.defjvp(jvp)
+        self.defjvp(jvp)  # returns None, as in JAX
+
+    def _differentiate_now(self, trace, args):
+        """Run the user's JVP rule on (primals, tangents) one level below `trace`."""
+        static, in_tree, primals, tangents = self._split_tangents(trace, args)
+        ts = [_user_tangent(t, p) for t, p in zip(tangents, primals)]
+        with use_trace(trace.parent):
+            p = tree_util.tree_unflatten(in_tree, _user_values(primals))
+            t = tree_util.tree_unflatten(in_tree, ts)
+            with errors.running_user_code():
+                result = self.jvp(*self._static_values(static), tuple(p), tuple(t))
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                raise errors.CustomDerivativeError(
+                    f"the JVP rule of custom_jvp function {self._name} must return a pair "
+                    f"(primal_out, tangent_out), got {type(result).__name__}")
+            p_leaves, out_tree = tree_util.tree_flatten(result[0])
+            p_out = [as_operand(x) for x in p_leaves]
+            avals = [aval_of_value(x) if not isinstance(x, Tracer) else x.aval for x in p_out]
+            t_out = _check_outputs(result[1], out_tree, avals, self._name, "tangent output",
+                                   tangent=True)
+        outs = [JVPTracer(trace, x, tx) if dtypes.is_inexact(a.dtype) else x
+                for x, tx, a in zip(p_out, t_out, avals)]
+        return tree_util.tree_unflatten(out_tree, outs)
 
     def _check_defined(self):
         if self.jvp is None:
@@ -215,7 +303,41 @@ class custom_vjp(_CustomFunction):
         if symbolic_zeros:
             raise NotImplementedError("custom_vjp.defvjp(symbolic_zeros=True) is not supported")
         self.fwd, self.bwd = fwd, bwd
-        self._cache.clear()
+        self._cache.clear()  # returns None, as JAX's defvjp
+
+    def _differentiate_now(self, trace, args):
+        """Under reverse mode (the tangents are unknowns of a linearize trace), run `fwd` now,
+        one level below `trace`, and stage the linear map that `bwd` transposes; the function
+        itself is not traced, as in JAX. None otherwise (forward mode takes the general path,
+        which can fall back to differentiating the function)."""
+        static, in_tree, primals, tangents = self._split_tangents(trace, args)
+        arg_avals = [aval_of_value(p) if not isinstance(p, Tracer) else p.aval for p in primals]
+        diff = tuple(dtypes.is_inexact(a.dtype) for a in arg_avals)
+        live = [t for t, d in zip(tangents, diff) if d and type(t) is not Zero]
+        if not live or not all(is_unknown_tangent(t) for t in live):
+            return None
+        with use_trace(trace.parent):
+            full = self._merge(static, tree_util.tree_unflatten(in_tree, _user_values(primals)))
+            with errors.running_user_code():
+                result = self.fwd(*full)
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                raise errors.CustomDerivativeError(
+                    f"the fwd rule of custom_vjp function {self._name} must return a pair "
+                    f"(primal_out, residuals), got {type(result).__name__}")
+            out_leaves, out_tree = tree_util.tree_flatten(result[0])
+            outs = [as_operand(o) for o in out_leaves]
+            out_avals = [aval_of_value(o) if not isinstance(o, Tracer) else o.aval for o in outs]
+            res, res_tree = tree_util.tree_flatten(result[1])
+            res = [as_operand(r) for r in res]
+            call = _LazyCallJaxpr(self, static, in_tree, arg_avals, out_avals)
+            rule = self._make_rule(static, in_tree, tuple(arg_avals), out_tree, call, 0)
+            ts = [instantiate(t) for t, d in zip(tangents, diff) if d]
+            t_outs = iter(bind(custom_vjp_lin_p, *res, *ts, rule=rule, res_tree=res_tree,
+                               call_jaxpr=call, num_consts=0, num_res=len(res), diff=diff,
+                               mode="transpose"))
+        flat = [JVPTracer(trace, o, next(t_outs)) if dtypes.is_inexact(a.dtype) else o
+                for o, a in zip(outs, out_avals)]
+        return tree_util.tree_unflatten(out_tree, flat)
 
     def _check_defined(self):
         if self.fwd is None:
@@ -248,6 +370,33 @@ class custom_vjp(_CustomFunction):
                                   tree_util.tree_unflatten(out_tree, _user_values(cts)))
             return _bwd_cotangents(result, diff_args, in_tree, avals, name)
         return VJPRule(fwd_flat, bwd_flat, name)
+
+
+class _LazyCallJaxpr:
+    """Stands for the `call_jaxpr` of a custom_vjp call that reverse mode did not need to trace:
+    its avals are known from `fwd`; the program is traced only if something (vmap of the
+    linear map) asks for it."""
+
+    def __init__(self, custom, static, in_tree, in_avals, out_avals):
+        self._custom, self._static, self._in_tree = custom, static, in_tree
+        self.in_avals, self.out_avals = list(in_avals), list(out_avals)
+        self._closed = None
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._closed is None:
+            custom, in_tree, static = self._custom, self._in_tree, self._static
+
+            def flat(*xs):
+                out = custom.fun(*custom._merge(static, tree_util.tree_unflatten(in_tree,
+                                                                                 list(xs))))
+                return [as_operand(o) for o in tree_util.tree_leaves(out)]
+            self._closed = trace_to_jaxpr(flat, self.in_avals, name=custom._name)
+        return getattr(self._closed, name)
+
+    def __repr__(self):
+        return f"<call of {self._custom._name}>"
 
 
 def _user_values(xs) -> list:

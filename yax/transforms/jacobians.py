@@ -10,7 +10,7 @@ from yax import tree_util
 from yax.core.avals import aval_of_value
 from yax.interpreters import eager
 from yax.transforms._args import canonical_leaf, normalize_argnums
-from yax.transforms.ad import _check_grad_inputs, jvp, vjp
+from yax.transforms.ad import _check_grad_inputs, check_output_dtype, jvp, vjp
 from yax.transforms.vmap import vmap
 
 
@@ -38,16 +38,17 @@ def _reshape_jac(flat_jac, out_shape, in_shape, *, out_first: bool):
     return jnp.reshape(moved, tuple(out_shape) + tuple(in_shape))
 
 
-def jacfwd(fun, argnums=0, has_aux: bool = False):
+def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """The Jacobian by forward mode: one batched jvp over the input basis.
 
-    With `has_aux`, `fun` returns `(out, aux)` and the result is `(jacobian, aux)`."""
+    With `has_aux`, `fun` returns `(out, aux)` and the result is `(jacobian, aux)`. Inputs must
+    be real, or complex with `holomorphic=True` (then the result is the complex Jacobian)."""
     single = isinstance(argnums, int)
     nums = normalize_argnums(argnums)
 
     @functools.wraps(fun)
     def jac(*args):
-        _check_grad_inputs(args, nums, False, "jacfwd")
+        _check_grad_inputs(args, nums, False, "jacfwd", holomorphic, real_only=True)
         diff = tuple(args[i] for i in nums)
         leaves, in_tree = tree_util.tree_flatten(diff)
         leaves = [canonical_leaf(x) for x in leaves]
@@ -82,16 +83,19 @@ def _aux_pair(value, who: str):
     return value
 
 
-def jacrev(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
+def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+           allow_int: bool = False):
     """The Jacobian by reverse mode: one batched vjp over the output basis.
 
-    With `has_aux`, `fun` returns `(out, aux)` and the result is `(jacobian, aux)`."""
+    With `has_aux`, `fun` returns `(out, aux)` and the result is `(jacobian, aux)`. Outputs must
+    be real (complex inputs then follow JAX's conjugate convention, as `grad`), or inputs and
+    outputs complex with `holomorphic=True`."""
     single = isinstance(argnums, int)
     nums = normalize_argnums(argnums)
 
     @functools.wraps(fun)
     def jac(*args):
-        _check_grad_inputs(args, nums, allow_int, "jacrev")
+        _check_grad_inputs(args, nums, allow_int, "jacrev", holomorphic)
         diff = tuple(args[i] for i in nums)
         leaves, in_tree = tree_util.tree_flatten(diff)
         leaves = [canonical_leaf(x) for x in leaves]
@@ -100,6 +104,8 @@ def jacrev(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
         else:
             (out, f_vjp), aux = vjp(_partial(fun, args, nums), *diff), None
         out_leaves, out_tree = tree_util.tree_flatten(out)
+        for o in out_leaves:
+            check_output_dtype(aval_of_value(o), "jacrev", holomorphic)
         rows_per_output = []
         for k, o in enumerate(out_leaves):
             aval = aval_of_value(o)
@@ -132,7 +138,8 @@ def _assemble(per_input, in_tree, out_tree, single: bool):
     return tree_util.tree_unflatten(out_tree, by_output)
 
 
-def hessian(fun, argnums=0, has_aux: bool = False):
+def hessian(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """The Hessian: forward-over-reverse, `jacfwd(jacrev(fun))` (`(hessian, aux)` with
-    `has_aux`)."""
-    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
+    `has_aux`; complex with `holomorphic=True`)."""
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
+                  has_aux=has_aux, holomorphic=holomorphic)

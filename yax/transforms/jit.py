@@ -409,7 +409,8 @@ class JitFunction:
             out_tree_box.append(out_tree)
             return out_leaves
 
-        closed = trace_to_jaxpr(flat_fun, list(avals), name=self.name)
+        closed = trace_to_jaxpr(flat_fun, list(avals), name=self.name,
+                                origin=(self._fun, in_tree, static_pos))
         converted, consts = closure_convert(closed)
         donated = self._donated_leaf_indices(args, static_pos)
         return _Entry(converted, consts, out_tree_box[0], donated)

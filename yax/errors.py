@@ -197,3 +197,7 @@ def concretization_hint(location) -> str:
                 "`jit` or mark the argument static with `static_argnums`.")
     return ("Use `yax.lax.cond`/`yax.lax.while_loop`/`yax.numpy.where` to keep the decision in "
             "the program, or mark the argument static with `jit(..., static_argnums=...)`.")
+
+
+class InvalidArgumentError(YaxError, ValueError):
+    """An argument with a value the function does not accept (an unknown mode or norm name)."""

@@ -26,3 +26,5 @@ from yax.lax_like.scan import *  # noqa: F401,F403
 from yax.lax_like import linalg  # noqa: F401,E402  (yax.lax.linalg, like jax.lax.linalg)
 from yax.lax_like.windowed import *  # noqa: F401,F403
 from yax.lax_like.top_k import *  # noqa: F401,F403
+# --- scientific extras (sci-a): fft, associative_scan, custom_root/linear_solve, misc ---
+from yax.lax_like.fft import *  # noqa: F401,F403,E402

@@ -28,3 +28,6 @@ from yax.lax_like.windowed import *  # noqa: F401,F403
 from yax.lax_like.top_k import *  # noqa: F401,F403
 # --- scientific extras (sci-a): fft, associative_scan, custom_root/linear_solve, misc ---
 from yax.lax_like.fft import *  # noqa: F401,F403,E402
+from yax.lax_like.associative_scan import *  # noqa: F401,F403,E402
+from yax.lax_like.custom_root import *  # noqa: F401,F403,E402
+from yax.lax_like.lax_misc import *  # noqa: F401,F403,E402

@@ -15,10 +15,8 @@ from __future__ import annotations
 from yax import errors
 from yax.core.avals import ShapedArray
 from yax.core.primitive import Primitive
-from yax.interpreters import mlir
 from yax.interpreters.mlir import hlo
 from yax.primitives._checks import dtype_kind_check
-
 
 # --- optimization_barrier -------------------------------------------------------------------------
 

@@ -24,3 +24,4 @@ from yax.numpy import array_methods as _array_methods  # noqa: F401  (installs o
 from yax.runtime.array import Array as ndarray  # noqa: F401
 from yax.numpy import linalg  # noqa: F401,E402  (jnp.linalg)
 from yax.numpy import fft  # noqa: F401,E402  (jnp.fft)
+from yax.numpy.linalg._extra import roots  # noqa: F401,E402  (jnp.roots)

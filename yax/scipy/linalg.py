@@ -224,3 +224,26 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = MAX_SQUARING
         more = lax.broadcast_in_dim(more, tuple(x.shape), tuple(range(more.ndim)))
         return lax.select(more, C.matmul(x, x), x)
     return lax.fori_loop(0, max_squarings, square, r)
+
+
+from yax.scipy.linalg_extra import (  # noqa: E402,F401  (sci-a: special matrices, functions)
+    block_diag,
+    circulant,
+    companion,
+    convolution_matrix,
+    dft,
+    eigh_tridiagonal,
+    expm_frechet,
+    fiedler,
+    funm,
+    hadamard,
+    hankel,
+    helmert,
+    hilbert,
+    leslie,
+    pascal,
+    polar,
+    solve_sylvester,
+    sqrtm,
+    toeplitz,
+)

@@ -28,9 +28,10 @@ from yax.lax_like.ad_control import stop_gradient
 __all__ = ["custom_linear_solve", "custom_root"]
 
 
-def _frozen(fun, example):
-    """`fun` (a function of one pytree shaped like `example`) with every value it closes over
-    stop-gradiented: traced once into a jaxpr whose consts are cut off from derivatives."""
+def _traced(fun, example):
+    """`fun` (of one pytree shaped like `example`) traced once: returns run(consts, x) and the
+    stop-gradiented values it closes over, to pass back in as `consts`. Calling `run` with
+    those values is `fun` with every captured value cut off from derivatives."""
     from yax.interpreters.eval_jaxpr import eval_jaxpr
     from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 
@@ -45,13 +46,18 @@ def _frozen(fun, example):
     closed = trace_to_jaxpr(flat, [aval_of(as_operand(x)) for x in leaves],
                             name=getattr(fun, "__name__", "fun"))
     converted, consts = closure_convert(closed)
-    consts = [stop_gradient(c) for c in consts]
 
-    def run(x):
+    def run(consts, x):
         xs = tree_util.tree_leaves(x)
         return tree_util.tree_unflatten(out_tree[0],
                                         eval_jaxpr(converted.jaxpr, [], [*consts, *xs]))
-    return run
+    return run, tuple(stop_gradient(c) for c in consts)
+
+
+def _frozen(fun, example):
+    """`fun` with the values it closes over stop-gradiented (see `_traced`)."""
+    run, consts = _traced(fun, example)
+    return lambda x: run(consts, x)
 
 
 def _sub(a, b):
@@ -95,28 +101,30 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric: bool 
     if symmetric:
         transpose_solve = solve
 
-    # The solvers may close over differentiated values too (a matrix they factor): frozen.
+    # The solvers may close over differentiated values too (a matrix they factor): frozen. The
+    # values transpose_solve needs travel as residuals, so the backward pass, which runs after
+    # the forward trace has ended, never reaches back into it.
     apply_solve = _frozen(
         lambda r: _split_aux(solve(frozen_matvec, r), has_aux, "solve")[0], b)
-    apply_transpose_solve = None
+    run_transpose, transpose_consts = None, ()
     if transpose_solve is not None:
         vecmat_transposed = linear_transpose(frozen_matvec, x0)
 
         def vecmat(y):
             return vecmat_transposed(y)[0]
-        apply_transpose_solve = _frozen(
+        run_transpose, transpose_consts = _traced(
             lambda ct: _split_aux(transpose_solve(vecmat, ct), has_aux, "transpose_solve")[0],
             x0)
 
-    def backward(_, ct):
-        if apply_transpose_solve is None:
+    def backward(residuals, ct):
+        if run_transpose is None:
             raise errors.YaxError(
                 "reverse-mode differentiation of custom_linear_solve needs transpose_solve "
                 "(or symmetric=True when the linear map is symmetric)")
-        return (apply_transpose_solve(ct),)
+        return (run_transpose(residuals, ct),)
 
     corrected = custom_vjp(apply_solve)
-    corrected.defvjp(lambda r: (apply_solve(r), None), backward)
+    corrected.defvjp(lambda r: (apply_solve(r), transpose_consts), backward)
     x = _sub(x0, corrected(_sub(matvec(x0), b)))
     return (x, aux) if has_aux else x
 

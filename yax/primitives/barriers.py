@@ -3,8 +3,9 @@ reduce_precision.
 
 - `optimization_barrier(*xs)` returns its operands unchanged, but XLA may not move computation
   across it (e.g. to keep a rematerialised value from being merged with the original). Its JVP
-  puts the primals and the tangents behind one barrier together; its transpose and batching
-  apply the barrier to the cotangents / batched values.
+  puts the primals behind one barrier and the tangents behind another (JAX uses one for both;
+  two keep the primal computable without the tangents when linearizing); its transpose and
+  batching apply the barrier to the cotangents / batched values.
 - `reduce_precision(x; exponent_bits, mantissa_bits)` rounds floats to a narrower format while
   keeping the dtype (bfloat16 is exponent_bits=8, mantissa_bits=7). It is linear in the sense
   JAX gives it: the tangent and the cotangent are rounded the same way.
@@ -62,13 +63,16 @@ from yax.primitives._ad_rules import linear_jvp  # noqa: E402
 
 
 def _barrier_jvp(primals, tangents):
-    n = len(primals)
+    # Two barriers, not one over primals and tangents together: partial evaluation must be able
+    # to compute the primal outputs without the tangents (linearize, then transpose).
+    outs = list(optimization_barrier_p.bind(*primals))
     nonzero = [i for i, t in enumerate(tangents) if type(t) is not Zero]
-    outs = optimization_barrier_p.bind(*primals, *(instantiate(tangents[i]) for i in nonzero))
-    tangents_out = [Zero(p.aval.strip_weak_type()) for p in outs[:n]]
-    for i, t in zip(nonzero, outs[n:], strict=True):
-        tangents_out[i] = t
-    return list(outs[:n]), tangents_out
+    tangents_out = [Zero(p.aval.strip_weak_type()) for p in outs]
+    if nonzero:
+        moved = optimization_barrier_p.bind(*(instantiate(tangents[i]) for i in nonzero))
+        for i, t in zip(nonzero, moved, strict=True):
+            tangents_out[i] = t
+    return outs, tangents_out
 
 
 def _barrier_transpose(cts, *xs):

@@ -152,3 +152,16 @@ def test_errors_are_clear():
         yax.lax.fft(x.astype(np.complex64), "irfft", (4,))
     with pytest.raises(errors.YaxError, match="real operand"):
         yax.lax.fft(x.astype(np.complex64), "rfft", (4,))
+
+
+def test_docs_page_runs():
+    """The code blocks of docs/fft.md run in order, in one namespace."""
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "fft.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) == 2
+    namespace: dict = {}
+    for code in blocks:
+        exec(compile(code, "docs/fft.md", "exec"), namespace)

@@ -206,3 +206,17 @@ def test_small_helpers():
     assert int(lax.reduce_xor(np.array([1, 2, 4, 3], np.int32), (0,))) == 4
     with pytest.raises(errors.YaxError, match="sum to"):
         lax.split(x, (1, 1), axis=1)
+
+
+def test_docs_section_runs():
+    """The ```py block of docs/lax_extras.md (this file's section), after the page's blocks."""
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "lax_extras.md").read_text()
+    mine = re.findall(r"```py\n(.*?)```", text, re.S)
+    assert len(mine) == 1
+    namespace: dict = {}
+    exec("import numpy as np\nimport yax\nimport yax.numpy as jnp\nfrom yax import lax\n",
+         namespace)
+    exec(compile(mine[0], "docs/lax_extras.md", "exec"), namespace)

@@ -144,3 +144,34 @@ def test_scipy_matrix_functions(x64):
     tri = np.diag(d) + np.diag(off, 1) + np.diag(off, -1)
     np.testing.assert_allclose(tri @ np.asarray(v), np.asarray(v) * np.asarray(w), atol=1e-10)
     check_grads(yax.jit(lambda a: ysl.polar(a)[1].sum()), (a,), order=1, modes=("rev",))
+
+
+def test_schur_hessenberg_and_friends(x64):
+    rng = _rng(7)
+    a = rng.normal(size=(5, 5))
+
+    def everything(a):
+        t, z = ysl.schur(a)
+        tc, zc = ysl.schur(a, output="complex")
+        t2, z2 = ysl.rsf2csf(t, z)
+        h, q = ysl.hessenberg(a, calc_q=True)
+        return t, z, tc, zc, t2, z2, h, q
+
+    t, z, tc, zc, t2, z2, h, q = (np.asarray(v) for v in yax.jit(everything)(a))
+    for tri, uni, strict in ((t, z, False), (tc, zc, True), (t2, z2, True), (h, q, False)):
+        np.testing.assert_allclose(uni @ tri @ uni.conj().T, a, atol=1e-12)
+        np.testing.assert_allclose(uni.conj().T @ uni, np.eye(5), atol=1e-12)
+        if strict:
+            np.testing.assert_array_equal(np.tril(tri, -1), 0)
+    np.testing.assert_array_equal(np.tril(h, -2), 0)
+    np.testing.assert_allclose(np.abs(t), np.abs(sl.schur(a)[0]), atol=1e-10)
+    np.testing.assert_allclose(np.sort_complex(np.diag(t2)), np.sort_complex(np.linalg.eigvals(a)),
+                               atol=1e-10)
+    np.testing.assert_allclose(np.asarray(ysl.invhilbert(5)), sl.invhilbert(5), rtol=1e-12)
+    for kind in ("symmetric", "lower", "upper"):
+        np.testing.assert_allclose(np.asarray(ysl.invpascal(4, kind)), sl.invpascal(4, kind))
+    c = rng.normal(size=(3, 5))
+    np.testing.assert_allclose(np.asarray(ysl.qr_multiply(a, c)[0]), sl.qr_multiply(a, c)[0],
+                               atol=1e-12)
+    with pytest.raises(errors.YaxError, match="no derivative"):
+        yax.grad(lambda a: ysl.schur(a)[0].sum())(a)

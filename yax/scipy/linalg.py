@@ -226,7 +226,7 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = MAX_SQUARING
     return lax.fori_loop(0, max_squarings, square, r)
 
 
-from yax.scipy.linalg_extra import (  # noqa: E402,F401  (sci-a: special matrices, functions)
+from yax.scipy.linalg_extra import (  # noqa: E402,F401  (sci-a: special matrices, functions)  # noqa: E402,F401  (sci-a: Schur/Hessenberg forms, more)
     block_diag,
     circulant,
     companion,
@@ -239,11 +239,18 @@ from yax.scipy.linalg_extra import (  # noqa: E402,F401  (sci-a: special matrice
     hadamard,
     hankel,
     helmert,
+    hessenberg,
     hilbert,
+    invhilbert,
+    invpascal,
     leslie,
     pascal,
     polar,
+    qr_multiply,
+    rsf2csf,
+    schur,
     solve_sylvester,
     sqrtm,
     toeplitz,
 )
+

@@ -20,7 +20,8 @@ from yax import errors
 
 __all__ = ["block_diag", "toeplitz", "circulant", "hankel", "companion", "hilbert", "pascal",
            "dft", "hadamard", "helmert", "leslie", "fiedler", "convolution_matrix", "polar",
-           "sqrtm", "funm", "eigh_tridiagonal", "expm_frechet", "solve_sylvester"]
+           "sqrtm", "funm", "eigh_tridiagonal", "expm_frechet", "solve_sylvester", "schur",
+           "rsf2csf", "hessenberg", "invhilbert", "invpascal", "qr_multiply"]
 
 
 def _jnp():
@@ -302,3 +303,122 @@ def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
     k = jnp.kron(jnp.eye(n, dtype=dtype), a) + jnp.kron(b.T, jnp.eye(m, dtype=dtype))
     x = jnp.linalg.solve(k, c.T.reshape(m * n))
     return x.reshape(n, m).T
+
+
+# --- Schur and Hessenberg forms (LAPACK gees / gehrd) -------------------------------------------
+
+def schur(a, output: str = "real"):
+    """The Schur decomposition a = z t z^H (CPU): t upper triangular for output='complex',
+    quasi-triangular with 2 x 2 blocks for conjugate pairs of a real matrix for 'real'.
+
+    Returns:
+      (t, z). Not differentiable (as in JAX).
+    """
+    from yax.core.trace import bind
+    from yax.numpy.linalg._util import as_matrix
+    from yax.primitives.linalg.schur import schur_p
+    jnp = _jnp()
+    if output not in ("real", "complex"):
+        raise errors.InvalidArgumentError(f"schur: output must be 'real' or 'complex', got "
+                                          f"{output!r}")
+    a = as_matrix("schur", a, square=True)
+    if output == "complex":
+        a = jnp.asarray(a).astype(jnp.result_type(a.dtype, np.complex64))
+    t, z = bind(schur_p, a)
+    return t, z
+
+
+def rsf2csf(T, Z, check_finite: bool = True):
+    """Turn a real Schur form (t, z) into the complex one, rotating each 2 x 2 block of a
+    conjugate pair into triangular form (Givens rotations, from the bottom up, as SciPy)."""
+    del check_finite
+    jnp = _jnp()
+    t, z = jnp.asarray(T), jnp.asarray(Z)
+    cdt = jnp.result_type(t.dtype, z.dtype, np.complex64)
+    t, z = t.astype(cdt), z.astype(cdt)
+    n = t.shape[-1]
+    for m in range(n - 1, 0, -1):
+        block = t[m - 1:m + 1, m - 1:m + 1]
+        sub = t[m, m - 1]
+        tr, det = block[0, 0] + block[1, 1], block[0, 0] * block[1, 1] - block[0, 1] * block[1, 0]
+        mu = tr / 2 + jnp.sqrt(tr * tr / 4 - det)
+        r = jnp.sqrt(jnp.abs(mu - t[m, m]) ** 2 + jnp.abs(sub) ** 2)
+        active = jnp.abs(sub) > 0
+        safe_r = jnp.where(active, r, 1.0)
+        c = jnp.where(active, (mu - t[m, m]) / safe_r, 1.0)
+        s = jnp.where(active, sub / safe_r, 0.0)
+        g = jnp.stack([jnp.stack([jnp.conj(c), s]), jnp.stack([-s, c])])
+        gh = jnp.conj(g.T)
+        t = t.at[m - 1:m + 1, m - 1:].set(g @ t[m - 1:m + 1, m - 1:])
+        t = t.at[:m + 1, m - 1:m + 1].set(t[:m + 1, m - 1:m + 1] @ gh)
+        z = z.at[:, m - 1:m + 1].set(z[:, m - 1:m + 1] @ gh)
+        t = t.at[m, m - 1].set(0.0)
+    return t, z
+
+
+def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """The upper Hessenberg form h = q^H a q (CPU; LAPACK gehrd), and q when calc_q."""
+    del overwrite_a, check_finite
+    from yax.core.trace import bind
+    from yax.numpy.linalg._util import as_matrix
+    from yax.primitives.linalg.schur import hessenberg_p
+    jnp = _jnp()
+    a = as_matrix("hessenberg", a, square=True)
+    packed, taus = bind(hessenberg_p, a)
+    h = jnp.triu(packed, -1)
+    if not calc_q:
+        return h
+    n = packed.shape[-1]
+    q = jnp.eye(n, dtype=packed.dtype)
+    for j in range(n - 2):  # q = H_0 H_1 ... with H_j = I - tau_j v_j v_j^H
+        v = jnp.concatenate([jnp.zeros((j + 1,), packed.dtype), jnp.ones((1,), packed.dtype),
+                             packed[j + 2:, j]])
+        q = q - (q @ v)[:, None] * (taus[j] * jnp.conj(v))[None, :]
+    return h, q
+
+
+# --- more special matrices ----------------------------------------------------------------------
+
+def invhilbert(n: int, exact: bool = False):
+    """The inverse of the n x n Hilbert matrix, from its closed form (integers)."""
+    del exact
+    jnp = _jnp()
+    inv = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            inv[i, j] = ((-1) ** (i + j) * (i + j + 1) * math.comb(n + i, n - j - 1)
+                         * math.comb(n + j, n - i - 1) * math.comb(i + j, i) ** 2)
+    return jnp.asarray(inv, dtype=jnp.result_type(float))
+
+
+def invpascal(n: int, kind: str = "symmetric", exact: bool = False):
+    """The inverse of pascal(n, kind): the lower factor's inverse is (-1)^(i-j) C(i, j)."""
+    del exact
+    jnp = _jnp()
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    lower = np.vectorize(lambda a, b: (-1) ** (a - b) * math.comb(a, b) if a >= b else 0)(i, j)
+    lower = lower.astype(np.float64)
+    out = {"lower": lower, "upper": lower.T, "symmetric": lower.T @ lower}.get(kind)
+    if out is None:
+        raise errors.InvalidArgumentError(f"invpascal: kind must be 'symmetric', 'lower' or "
+                                          f"'upper', got {kind!r}")
+    return jnp.asarray(out, dtype=jnp.result_type(float))
+
+
+def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bool = False,
+                overwrite_a: bool = False, overwrite_c: bool = False):
+    """(q @ c, r) for mode='left' or (c @ q, r) for 'right', with the economic QR of a."""
+    del overwrite_a, overwrite_c
+    jnp = _jnp()
+    if pivoting:
+        raise errors.InvalidArgumentError("qr_multiply: pivoting is not supported")
+    if mode not in ("left", "right"):
+        raise errors.InvalidArgumentError(f"qr_multiply: mode must be 'left' or 'right', got "
+                                          f"{mode!r}")
+    q, r = jnp.linalg.qr(a, mode="reduced")
+    c = jnp.asarray(c)
+    if conjugate:
+        q = jnp.conj(q)
+    if mode == "left":
+        return q @ c, r
+    return (c @ q), r

@@ -165,3 +165,21 @@ def test_docs_page_runs():
     namespace: dict = {}
     for code in blocks:
         exec(compile(code, "docs/fft.md", "exec"), namespace)
+
+
+def test_spectral_fit_example(capsys):
+    """examples/spectral_fit.py: FFT + scipy.optimize.minimize recover the resonance."""
+    pytest.importorskip("yax.scipy.optimize")
+    import pathlib
+    import runpy
+
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "spectral_fit.py"
+    old = yax.config.enable_x64
+    try:
+        result = runpy.run_path(str(path), run_name="spectral_fit")["main"]()
+    finally:
+        yax.config.update("enable_x64", old)
+    assert result["success"]
+    assert abs(result["f0"] - 23.3) < result["bin_width"]
+    assert abs(result["tau"] - 0.15) < 0.2 * 0.15
+    assert "resonance f0" in capsys.readouterr().out

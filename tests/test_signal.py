@@ -76,3 +76,30 @@ def test_errors():
         ys.convolve(np.ones((3, 2)), np.ones((2, 3)), mode="valid")
     with pytest.raises(errors.YaxError, match="2-D"):
         ys.convolve2d(np.ones(3), np.ones(2))
+
+
+def test_spectral_analysis_matches_scipy(x64):
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=(2, 300)), rng.normal(size=(2, 300))
+    _, _, z = ss.stft(x, nperseg=64)
+
+    def everything(x, y, z):
+        return (ys.stft(x, fs=10.0, nperseg=64),
+                ys.stft(x, nperseg=50, noverlap=20, nfft=64, boundary=None, padded=False,
+                        detrend="linear", window="hamming"),
+                ys.welch(x, fs=5.0, nperseg=64),
+                ys.welch(x, nperseg=60, scaling="spectrum", average="median"),
+                ys.csd(x, y, nperseg=64), ys.istft(z, nperseg=64))
+
+    want = (ss.stft(x, fs=10.0, nperseg=64),
+            ss.stft(x, nperseg=50, noverlap=20, nfft=64, boundary=None, padded=False,
+                    detrend="linear", window="hamming"),
+            ss.welch(x, fs=5.0, nperseg=64),
+            ss.welch(x, nperseg=60, scaling="spectrum", average="median"),
+            ss.csd(x, y, nperseg=64), ss.istft(z, nperseg=64))
+    got = yax.jit(everything)(x, y, z)
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        for gv, wv in zip(g, w, strict=True):
+            np.testing.assert_allclose(np.asarray(gv), wv, rtol=1e-9, atol=1e-10, err_msg=str(i))
+    roundtrip = yax.jit(lambda x: ys.istft(ys.stft(x, nperseg=64)[2], nperseg=64)[1])(x)
+    np.testing.assert_allclose(np.asarray(roundtrip)[..., :300], x, atol=1e-10)

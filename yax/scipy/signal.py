@@ -24,7 +24,8 @@ from yax.numpy.contractions import matmul
 from yax.numpy.creation import arange, asarray
 from yax.numpy.ufuncs import conjugate, imag, real
 
-__all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend"]
+__all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend",
+           "stft", "istft", "csd", "welch"]
 
 _MODES = ("full", "same", "valid")
 
@@ -237,3 +238,6 @@ def detrend(data, axis: int = -1, type: str = "linear", bp=0, overwrite_data=Non
     denom = (t * t).sum() if n > 1 else 1.0
     slope = matmul(centred, t.astype(x.dtype)) / denom
     return moveaxis(centred - slope[..., None] * t.astype(x.dtype), -1, axis)
+
+
+from yax.scipy._spectral import csd, istft, stft, welch  # noqa: E402,F401

@@ -206,6 +206,17 @@ def test_small_helpers():
     assert int(lax.reduce_xor(np.array([1, 2, 4, 3], np.int32), (0,))) == 4
     with pytest.raises(errors.YaxError, match="sum to"):
         lax.split(x, (1, 1), axis=1)
+    src = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    idx = np.array([[0, 1], [1, 2]], np.int32)
+    np.testing.assert_array_equal(np.asarray(lax.index_take(src, idx, (0, 2))),
+                                  np.asarray(jlax.index_take(src, idx, (0, 2))))
+    bits = np.array([1, 255, 1 << 20, 0], np.int32)
+    np.testing.assert_array_equal(np.asarray(lax.clz(bits)), np.asarray(jlax.clz(bits)))
+    values, indices = lax.approx_min_k(np.array([3.0, 1.0, 2.0, 5.0], np.float32), 2)
+    assert values.tolist() == [1.0, 2.0] and indices.tolist() == [1, 2]
+    assert lax.platform_dependent(2.0, cpu=lambda v: v + 1, default=lambda v: v) == 3.0
+    layouts = ("NHWC", "HWIO", "NHWC")
+    assert lax.conv_general_permutations(layouts) == jlax.conv_general_permutations(layouts)
 
 
 def test_docs_section_runs():

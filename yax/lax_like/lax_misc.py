@@ -24,7 +24,9 @@ from yax.primitives.barriers import optimization_barrier_p, reduce_precision_p
 __all__ = ["reduce", "cumlogsumexp", "split", "stack", "unstack", "full", "full_like",
            "complex", "tile", "collapse", "batch_matmul", "broadcast_shapes", "broadcast_like",
            "axis_size", "optimization_barrier", "reduce_precision", "reduce_xor", "scatter_sub",
-           "dtype", "empty", "with_sharding_constraint"]
+           "dtype", "empty", "with_sharding_constraint", "DotDimensionNumbers", "PrecisionLike",
+           "clz", "approx_max_k", "approx_min_k", "index_take", "platform_dependent",
+           "composite", "conv_general_permutations"]
 
 
 # --- reduce with a user computation -------------------------------------------------------------
@@ -324,3 +326,76 @@ def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
     return slicing.scatter_add(operand, scatter_indices, ew.neg(as_operand(updates)),
                                dimension_numbers, indices_are_sorted=indices_are_sorted,
                                unique_indices=unique_indices, mode=mode)
+
+
+# --- more of jax.lax's small names --------------------------------------------------------------
+
+# Typing aliases, as jax.lax exports them.
+DotDimensionNumbers = tuple
+PrecisionLike = object
+
+
+def clz(x):
+    """The number of leading zero bits of each element of an integer array."""
+    from yax.primitives.bits import clz_p
+    return bind(clz_p, as_operand(x))
+
+
+def approx_max_k(operand, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
+                 reduction_input_size_override: int = -1, aggregate_to_topk: bool = True):
+    """The k largest entries along `reduction_dimension` and their indices. Differs from JAX:
+    exact (recall 1, whatever recall_target), computed by lax.top_k."""
+    del recall_target, reduction_input_size_override, aggregate_to_topk
+    from yax.lax_like.top_k import top_k
+    return top_k(operand, k, axis=reduction_dimension)
+
+
+def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
+                 reduction_input_size_override: int = -1, aggregate_to_topk: bool = True):
+    """The k smallest entries along `reduction_dimension` and their indices (exact)."""
+    del recall_target, reduction_input_size_override, aggregate_to_topk
+    from yax.lax_like.top_k import top_k
+    values, indices = top_k(ew.neg(as_operand(operand)), k, axis=reduction_dimension)
+    return ew.neg(values), indices
+
+
+def index_take(src, idxs, axes):
+    """src indexed by the columns of idxs (N, len(axes)) along `axes` (NumPy advanced
+    indexing: the N results come first when the axes are not adjacent)."""
+    import yax.numpy as jnp
+    src, idxs = jnp.asarray(src), jnp.asarray(idxs)
+    index = [slice(None)] * src.ndim
+    for i, axis in enumerate(axes):
+        index[axis] = idxs[:, i]
+    return src[tuple(index)]
+
+
+def platform_dependent(*args, default=None, **per_platform):
+    """Call the function for the platform yax runs on (per_platform["cpu"], ...) or `default`.
+    Differs from JAX: chosen at trace time from the default backend, not by the compiler."""
+    from yax.transforms.api import default_backend
+    fun = per_platform.get(default_backend(), default)
+    if fun is None:
+        raise errors.InvalidArgumentError(
+            f"platform_dependent: no function for platform {default_backend()!r} and no default")
+    return fun(*args)
+
+
+def composite(decomposition, name: str, version: int = 0):
+    """Mark `decomposition` as a named composite. yax calls the decomposition (XLA would inline
+    it anyway); the name and version are kept on the wrapper."""
+    import functools
+
+    @functools.wraps(decomposition)
+    def wrapper(*args, **kwargs):
+        return decomposition(*args, **kwargs)
+    wrapper.composite_name, wrapper.composite_version = name, version
+    return wrapper
+
+
+def conv_general_permutations(dimension_numbers):
+    """(lhs_perm, rhs_perm, out_perm) of layout strings, e.g. ('NHWC', 'HWIO', 'NHWC')."""
+    from yax.lax_like.conv import conv_dimension_numbers
+    lhs, rhs, _ = dimension_numbers
+    dn = conv_dimension_numbers((1,) * len(lhs), (1,) * len(rhs), dimension_numbers)
+    return tuple(dn.lhs_spec), tuple(dn.rhs_spec), tuple(dn.out_spec)

@@ -112,6 +112,7 @@ def test_scipy_special_matrices(x64):
         ("leslie", lambda m: m.leslie(c, r), ()),
         ("fiedler", lambda m: m.fiedler(c), ()),
         ("convolution_matrix", lambda m: m.convolution_matrix(c[:3], 5, "same"), ()),
+        ("fiedler_companion", lambda m: m.fiedler_companion(np.concatenate([c, r])), ()),
     ]
     got = yax.jit(lambda: [f(ysl) for _, f, _ in cases])()
     for (name, f, _), g in zip(cases, got, strict=True):

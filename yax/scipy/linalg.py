@@ -226,7 +226,7 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = MAX_SQUARING
     return lax.fori_loop(0, max_squarings, square, r)
 
 
-from yax.scipy.linalg_extra import (  # noqa: E402,F401  (sci-a: special matrices, functions)  # noqa: E402,F401  (sci-a: Schur/Hessenberg forms, more)
+from yax.scipy.linalg_extra import (  # noqa: E402,F401  (sci-a: special matrices, decompositions)
     block_diag,
     circulant,
     companion,
@@ -235,6 +235,7 @@ from yax.scipy.linalg_extra import (  # noqa: E402,F401  (sci-a: special matrice
     eigh_tridiagonal,
     expm_frechet,
     fiedler,
+    fiedler_companion,
     funm,
     hadamard,
     hankel,

@@ -21,7 +21,8 @@ from yax import errors
 __all__ = ["block_diag", "toeplitz", "circulant", "hankel", "companion", "hilbert", "pascal",
            "dft", "hadamard", "helmert", "leslie", "fiedler", "convolution_matrix", "polar",
            "sqrtm", "funm", "eigh_tridiagonal", "expm_frechet", "solve_sylvester", "schur",
-           "rsf2csf", "hessenberg", "invhilbert", "invpascal", "qr_multiply"]
+           "rsf2csf", "hessenberg", "invhilbert", "invpascal", "qr_multiply",
+           "fiedler_companion"]
 
 
 def _jnp():
@@ -422,3 +423,26 @@ def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bo
     if mode == "left":
         return q @ c, r
     return (c @ q), r
+
+
+def fiedler_companion(a):
+    """The Fiedler companion matrix of the polynomial a (highest power first): pentadiagonal,
+    with the same eigenvalues (the roots) as companion(a)."""
+    jnp = _jnp()
+    a = jnp.atleast_1d(jnp.asarray(a))
+    if a.shape[-1] <= 2:
+        return (-(a[..., -1:] / a[..., :1]))[..., None] if a.shape[-1] == 2 else \
+            jnp.zeros((0,), a.dtype)
+    b = a / a[..., :1]
+    n = a.shape[-1] - 1
+    even, odd = np.arange(0, n, 2), np.arange(3, n, 2)
+    rows = np.concatenate([[0, 1], even[even + 1 < n], even[even + 2 < n], even[even >= 2], odd])
+    cols = np.concatenate([[0, 0], even[even + 1 < n] + 1, even[even + 2 < n] + 2,
+                           even[even >= 2] - 1, odd - 2])
+    ones = jnp.ones(b.shape[:-1] + (1,), b.dtype)
+    values = jnp.concatenate([-b[..., 1:2], ones, -b[..., even[even + 1 < n] + 2],
+                              jnp.broadcast_to(ones, b.shape[:-1] + (int((even + 2 < n).sum()),)),
+                              -b[..., even[even >= 2] + 1],
+                              jnp.broadcast_to(ones, b.shape[:-1] + (len(odd),))], axis=-1)
+    out = jnp.zeros(b.shape[:-1] + (n, n), b.dtype)
+    return out.at[..., rows, cols].set(values)

@@ -89,6 +89,19 @@ def test_custom_linear_solve_derivatives_match_jax(x64):
             np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-10)
 
 
+def test_custom_linear_solve_under_vmap_and_grad(x64):
+    def solve_one(m, b):
+        return lax.custom_linear_solve(lambda v: m @ v, b,
+                                       lambda mv, r: jnp.linalg.solve(m, r), symmetric=True)
+
+    ms, bs = np.stack([2.0 * np.eye(3), 4.0 * np.eye(3)]), np.ones((2, 3))
+    values, grads = yax.jit(lambda ms: (yax.vmap(solve_one)(ms, bs), yax.grad(
+        lambda ms: yax.vmap(solve_one)(ms, bs).sum())(ms)))(ms)
+    np.testing.assert_allclose(np.asarray(values), [[0.5] * 3, [0.25] * 3])
+    # d sum(m^-1 b) / dm = -m^-T 1 (m^-1 b)^T
+    np.testing.assert_allclose(np.asarray(grads)[1], np.full((3, 3), -1 / 16))
+
+
 def test_custom_linear_solve_needs_transpose_solve_for_grad(x64):
     def loss(b):
         return jnp.sum(lax.custom_linear_solve(lambda v: 2.0 * v, b, lambda mv, r: r / 2.0))

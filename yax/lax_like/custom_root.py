@@ -101,10 +101,11 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric: bool 
     if symmetric:
         transpose_solve = solve
 
-    # The solvers may close over differentiated values too (a matrix they factor): frozen. The
-    # values transpose_solve needs travel as residuals, so the backward pass, which runs after
-    # the forward trace has ended, never reaches back into it.
-    apply_solve = _frozen(
+    # The solvers may close over differentiated values too (a matrix they factor): they are
+    # traced once and their captured values passed to the custom-VJP function as explicit
+    # arguments (stop-gradiented, so their cotangents are None), never as closures: vmap and
+    # the backward pass, which run the rules later and elsewhere, then see every value.
+    run_solve, solve_consts = _traced(
         lambda r: _split_aux(solve(frozen_matvec, r), has_aux, "solve")[0], b)
     run_transpose, transpose_consts = None, ()
     if transpose_solve is not None:
@@ -116,16 +117,19 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric: bool 
             lambda ct: _split_aux(transpose_solve(vecmat, ct), has_aux, "transpose_solve")[0],
             x0)
 
-    def backward(residuals, ct):
+    def forward(s_consts, t_consts, r):
+        return run_solve(s_consts, r), t_consts
+
+    def backward(t_consts, ct):
         if run_transpose is None:
             raise errors.YaxError(
                 "reverse-mode differentiation of custom_linear_solve needs transpose_solve "
                 "(or symmetric=True when the linear map is symmetric)")
-        return (run_transpose(residuals, ct),)
+        return None, None, run_transpose(t_consts, ct)
 
-    corrected = custom_vjp(apply_solve)
-    corrected.defvjp(lambda r: (apply_solve(r), transpose_consts), backward)
-    x = _sub(x0, corrected(_sub(matvec(x0), b)))
+    corrected = custom_vjp(lambda s_consts, t_consts, r: run_solve(s_consts, r))
+    corrected.defvjp(forward, backward)
+    x = _sub(x0, corrected(list(solve_consts), list(transpose_consts), _sub(matvec(x0), b)))
     return (x, aux) if has_aux else x
 
 

@@ -158,11 +158,15 @@ _DOCS = {
 }
 
 
+_RETURNS = {False: "complex array (complex64 for 32-bit input, as JAX)",
+            True: "real array (float32 for complex64 input, as JAX)"}
+
+
 def _document(f, fft_type, shape_words):
     f.__doc__ = (f"{_DOCS[fft_type][0].upper()}{_DOCS[fft_type][1:]}, {shape_words}.\n\n"
                  f"    Args: a (array), {'n, axis' if 'one' in shape_words else 's, axes'}, norm "
-                 f"(see the yax.numpy.fft module docstring).\n    Returns: a complex array "
-                 f"({'real for the inverse of rfft' if fft_type is FftType.IRFFT else 'as JAX'}).")
+                 f"(see the yax.numpy.fft module docstring).\n    Returns: a "
+                 f"{_RETURNS[fft_type is FftType.IRFFT]}.")
     return f
 
 

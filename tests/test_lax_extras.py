@@ -134,13 +134,15 @@ def test_conv_transpose_and_patches_match_jax():
     x = rng.normal(size=(2, 5, 6, 3)).astype(np.float32)
     w = rng.normal(size=(3, 2, 3, 4)).astype(np.float32)
     x2 = rng.normal(size=(2, 3, 5, 6)).astype(np.float32)
+    wl = rng.normal(size=(4, 12, 4, 5)).astype(np.float32)  # O, C * 2 * 2, output H, W
     configs = [("SAME", (2, 2), False), ("VALID", (3, 1), False), ("SAME", (1, 1), True),
                (((1, 2), (0, 1)), (2, 1), False)]
 
     def everything(module, x, w, x2):
         outs = [module.conv_transpose(x, w if not tk else w.transpose(0, 1, 3, 2), s, p,
                                       transpose_kernel=tk) for p, s, tk in configs]
-        outs += [module.conv_general_dilated_patches(x2, (2, 3), (1, 2), "SAME"),
+        outs += [module.conv_general_dilated_local(x2, wl, (1, 1), "VALID", (2, 2)),
+                 module.conv_general_dilated_patches(x2, (2, 3), (1, 2), "SAME"),
                  module.conv_general_dilated_patches(x, (2, 2), (1, 1), "VALID",
                                                      dimension_numbers=("NHWC", "OIHW", "NHWC"))]
         return outs

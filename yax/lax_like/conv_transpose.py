@@ -24,7 +24,7 @@ from yax.primitives.conv import ConvDimensionNumbers
 
 __all__ = ["conv_transpose", "conv_general_dilated_patches", "conv_with_general_padding",
            "conv_shape_tuple", "conv_general_shape_tuple", "conv_transpose_shape_tuple",
-           "ConvGeneralDilatedDimensionNumbers"]
+           "ConvGeneralDilatedDimensionNumbers", "conv_general_dilated_local"]
 
 ConvGeneralDilatedDimensionNumbers = ConvDimensionNumbers
 
@@ -172,3 +172,26 @@ def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
     return tuple(out[dn.out_spec.index(i)] for i in range(len(out)))
 
 
+
+
+def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
+                               lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
+                               precision=None):
+    """A locally connected ("unshared") convolution: every output position has its own kernel.
+
+    Args: as conv_general_dilated, with `filter_shape` the spatial window and `rhs` laid out as
+      O, I, *output spatial dims (per `dimension_numbers`), I = in channels * prod(filter_shape)
+      in the order of conv_general_dilated_patches.
+    Returns: the output, laid out as the output spec says.
+    """
+    import yax.numpy as jnp
+    lhs, rhs = as_operand(lhs), as_operand(rhs)
+    la, ra = aval_of_value(lhs), aval_of_value(rhs)
+    dn = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
+    patches = conv_general_dilated_patches(lhs, filter_shape, window_strides, padding,
+                                           lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
+                                           dimension_numbers=dn, precision=precision)
+    patches = jnp.transpose(patches, dn.out_spec)  # N, I, *spatial
+    kernel = jnp.transpose(rhs, dn.rhs_spec)  # O, I, *spatial
+    out = jnp.sum(patches[:, None] * kernel[None], axis=2)  # N, O, *spatial
+    return jnp.transpose(out, tuple(int(i) for i in np.argsort(dn.out_spec)))

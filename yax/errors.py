@@ -273,3 +273,6 @@ class ConsistencyError(YaxError, AssertionError):
 
 class DebugNaNError(YaxError, FloatingPointError):
     """debug_nans/debug_infs: a primitive produced a NaN (or an infinity)."""
+
+class InvalidArgumentError(YaxError, ValueError):
+    """An argument with a value the function does not accept (an unknown mode or norm name)."""

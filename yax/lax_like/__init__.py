@@ -50,3 +50,9 @@ globals().update(_primitive_objects())
 from yax._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr("yax.lax", "jax.lax")  # JAX names yax lacks
+# --- scientific extras (sci-a): fft, associative_scan, custom_root/linear_solve, misc ---
+from yax.lax_like.fft import *  # noqa: F401,F403,E402
+from yax.lax_like.associative_scan import *  # noqa: F401,F403,E402
+from yax.lax_like.custom_root import *  # noqa: F401,F403,E402
+from yax.lax_like.lax_misc import *  # noqa: F401,F403,E402
+from yax.lax_like.conv_transpose import *  # noqa: F401,F403,E402

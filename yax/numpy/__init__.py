@@ -27,3 +27,5 @@ from yax.numpy import linalg  # noqa: F401,E402  (jnp.linalg)
 from yax._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr(__name__, "jax.numpy")  # JAX names yax lacks
+from yax.numpy import fft  # noqa: F401,E402  (jnp.fft)
+from yax.numpy.linalg._extra import roots  # noqa: F401,E402  (jnp.roots)

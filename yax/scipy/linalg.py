@@ -228,3 +228,33 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = MAX_SQUARING
 from yax._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr(__name__, "jax.scipy.linalg")  # JAX names yax lacks
+
+from yax.scipy.linalg_extra import (  # noqa: E402,F401  (sci-a: special matrices, decompositions)
+    block_diag,
+    circulant,
+    companion,
+    convolution_matrix,
+    dft,
+    eigh_tridiagonal,
+    expm_frechet,
+    fiedler,
+    fiedler_companion,
+    funm,
+    hadamard,
+    hankel,
+    helmert,
+    hessenberg,
+    hilbert,
+    invhilbert,
+    invpascal,
+    leslie,
+    pascal,
+    polar,
+    qr_multiply,
+    rsf2csf,
+    schur,
+    solve_sylvester,
+    sqrtm,
+    toeplitz,
+)
+

@@ -36,3 +36,22 @@ from yax.numpy.linalg._solve import (  # noqa: F401
 __all__ = ["cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_power",
            "matrix_norm", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "svd",
            "svdvals", "vector_norm"]
+from yax.numpy.linalg._extra import (  # noqa: F401,E402  (sci-a: eig, tensor and array-API names)
+    EigResult,
+    cross,
+    diagonal,
+    eig,
+    eigvals,
+    matmul,
+    matrix_transpose,
+    multi_dot,
+    outer,
+    tensordot,
+    tensorinv,
+    tensorsolve,
+    trace,
+    vecdot,
+)
+
+__all__ += ["cross", "diagonal", "eig", "eigvals", "matmul", "matrix_transpose", "multi_dot",
+            "outer", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot"]

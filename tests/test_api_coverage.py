@@ -1,0 +1,77 @@
+"""scripts/api_coverage.py against the installed jax: the counting rule, and coverage floors.
+
+To hold a module at its coverage, add a row to MIN_PERCENT (module key as the script names it:
+"numpy", "lax", "scipy.stats", "jax" for the top level, ...). A row fails the test when yax falls
+below it, and the failure lists the missing names.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+import pytest
+
+_SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "api_coverage.py"
+
+# module key -> the least percentage of jax's public names that yax must offer.
+MIN_PERCENT: dict[str, float] = {
+    "numpy.fft": 100.0,
+    "numpy.linalg": 100.0,
+    "scipy.signal": 100.0,
+    "scipy.linalg": 95.0,
+    "lax": 80.0,
+}
+
+
+@pytest.fixture(scope="module")
+def api_coverage():
+    spec = importlib.util.spec_from_file_location("api_coverage", _SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def rows(api_coverage):
+    return {row["module"]: row for row in (api_coverage.coverage(k) for k in api_coverage.MODULES)}
+
+
+def test_every_module_is_measured(api_coverage, rows):
+    assert set(rows) == {k or "jax" for k in api_coverage.MODULES}
+    for row in rows.values():
+        assert row["total"] > 0, row["module"]
+        assert row["present"] + len(row["missing"]) == row["total"]
+
+
+def test_counting_rule(api_coverage):
+    import jax
+    import jax.example_libraries.stax
+    import jax.scipy.stats
+
+    lax_names = api_coverage.public_names(jax.lax, "lax")
+    assert "scan" in lax_names and not any(n.endswith("_p") for n in lax_names)
+    stats_names = api_coverage.public_names(jax.scipy.stats, "scipy.stats")
+    assert {"norm", "norm.logpdf", "t.pdf"} <= set(stats_names)
+    stax_names = api_coverage.public_names(jax.example_libraries.stax, "example_libraries.stax")
+    assert "Dense" in stax_names and "jnp" not in stax_names and "functools" not in stax_names
+    assert "fft" in api_coverage.public_names(jax.numpy, "numpy")
+
+
+def test_present_names_are_found(rows):
+    assert "sin" not in rows["numpy"]["missing"]
+    assert "scan" not in rows["lax"]["missing"]
+    assert "norm.logpdf" not in rows["scipy.stats"]["missing"]
+
+
+@pytest.mark.parametrize("module", sorted(MIN_PERCENT))
+def test_coverage_floor(rows, module):
+    row = rows[module]
+    assert row["percent"] >= MIN_PERCENT[module], (
+        f"{module}: {row['percent']}% < {MIN_PERCENT[module]}%; missing: {row['missing']}")
+
+
+def test_command_line(api_coverage, capsys):
+    api_coverage.main(["--module", "numpy.fft", "--markdown"])
+    table = capsys.readouterr().out
+    assert table.startswith("| module |") and "`numpy.fft`" in table

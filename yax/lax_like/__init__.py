@@ -26,3 +26,4 @@ from yax.lax_like.scan import *  # noqa: F401,F403
 from yax.lax_like import linalg  # noqa: F401,E402  (yax.lax.linalg, like jax.lax.linalg)
 from yax.lax_like.windowed import *  # noqa: F401,F403
 from yax.lax_like.top_k import *  # noqa: F401,F403
+from yax.lax_like.special import *  # noqa: F401,F403  (igamma, betainc, zeta, bessel_i0e, ...)

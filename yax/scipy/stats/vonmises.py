@@ -1,0 +1,24 @@
+"""The von Mises distribution on the circle (scipy.stats.vonmises, as JAX): density
+exp(kappa cos x) / (2 pi I0(kappa)) for |x| <= pi, 0 outside."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import yax.numpy as jnp
+from yax.scipy import special
+from yax.scipy.stats._dist import promote
+
+__all__ = ["logpdf", "pdf"]
+
+
+def logpdf(x, kappa):
+    """log density; log I0(kappa) = log i0e(kappa) + kappa keeps large kappa finite."""
+    x, kappa = promote("vonmises.logpdf", x, kappa)
+    value = kappa * (jnp.cos(x) - 1) - float(np.log(2 * np.pi)) - jnp.log(special.i0e(kappa))
+    return jnp.where(jnp.abs(x) <= np.pi, value, -jnp.inf)
+
+
+def pdf(x, kappa):
+    """density of the von Mises distribution."""
+    return jnp.exp(logpdf(x, kappa))

@@ -19,6 +19,15 @@ def promote(name: str, *args) -> list:
     return list(jnp.broadcast_arrays(*args)) if len(args) > 1 else list(args)
 
 
+def promote_dtypes(name: str, *args) -> list:
+    """All arguments as arrays of one inexact dtype, shapes unchanged."""
+    from yax.interpreters.eager import to_array
+    from yax.numpy._promote import check_arraylike, promote_dtypes_inexact
+    check_arraylike(name, *args)
+    return [jnp.asarray(to_array(a) if type(a).__name__ == "TypedScalar" else a)
+            for a in promote_dtypes_inexact(*args)]
+
+
 def _split(name, n_shape, params, kwargs):
     if len(params) < n_shape:
         raise TypeError(f"{name} needs {n_shape} shape parameter(s), got {len(params)}")

@@ -4,8 +4,8 @@ components (or K - 1, the last being 1 - sum) along its first axis, `alpha` is (
 from __future__ import annotations
 
 import yax.numpy as jnp
-from yax.numpy._promote import promote_arrays_inexact
 from yax.scipy import special
+from yax.scipy.stats._dist import promote_dtypes
 
 __all__ = ["logpdf", "pdf"]
 
@@ -13,7 +13,7 @@ __all__ = ["logpdf", "pdf"]
 def logpdf(x, alpha):
     """sum_i (alpha_i - 1) log x_i - sum_i gammaln(alpha_i) + gammaln(sum_i alpha_i), -inf off
     the simplex."""
-    x, alpha = promote_arrays_inexact("dirichlet.logpdf", x, alpha)
+    x, alpha = promote_dtypes("dirichlet.logpdf", x, alpha)
     if alpha.ndim != 1:
         raise ValueError(f"dirichlet.logpdf: alpha must be one-dimensional, got {alpha.shape}")
     k = alpha.shape[0]

@@ -4,8 +4,8 @@ the last axis, `n` trials, category probabilities `p` (last axis)."""
 from __future__ import annotations
 
 import yax.numpy as jnp
-from yax.numpy._promote import promote_arrays_inexact
 from yax.scipy import special
+from yax.scipy.stats._dist import promote_dtypes
 
 __all__ = ["logpmf", "pmf"]
 
@@ -13,7 +13,7 @@ __all__ = ["logpmf", "pmf"]
 def logpmf(x, n, p):
     """gammaln(n + 1) - sum gammaln(x + 1) + sum x log p; -inf where the counts do not sum to
     n or are not non-negative integers."""
-    x, n, p = promote_arrays_inexact("multinomial.logpmf", x, n, p)
+    x, n, p = promote_dtypes("multinomial.logpmf", x, n, p)
     value = (special.gammaln(n + 1) - jnp.sum(special.gammaln(x + 1), axis=-1)
              + jnp.sum(special.xlogy(x, p), axis=-1))
     valid = (jnp.all((x >= 0) & (x == jnp.floor(x)), axis=-1)

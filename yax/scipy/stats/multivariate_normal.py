@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 import yax.numpy as jnp
-from yax.numpy._promote import promote_arrays_inexact
 from yax.scipy import linalg
+from yax.scipy.stats._dist import promote_dtypes
 
 __all__ = ["logpdf", "pdf"]
 
@@ -20,7 +20,7 @@ def logpdf(x, mean, cov, allow_singular=None):
     """log density of N(mean, cov) at x. `allow_singular` must be None/False (as JAX)."""
     if allow_singular:
         raise NotImplementedError("multivariate_normal.logpdf: allow_singular is not supported")
-    x, mean, cov = promote_arrays_inexact("multivariate_normal.logpdf", x, mean, cov)
+    x, mean, cov = promote_dtypes("multivariate_normal.logpdf", x, mean, cov)
     d = mean.shape[-1] if mean.ndim else x.shape[-1]
     diff = x - mean
     log_norm = d * float(np.log(2 * np.pi))

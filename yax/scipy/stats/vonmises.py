@@ -1,5 +1,5 @@
 """The von Mises distribution on the circle (scipy.stats.vonmises, as JAX): density
-exp(kappa cos x) / (2 pi I0(kappa)) for |x| <= pi, 0 outside."""
+exp(kappa cos x) / (2 pi I0(kappa)) (periodic, not restricted to [-pi, pi], as scipy)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ __all__ = ["logpdf", "pdf"]
 def logpdf(x, kappa):
     """log density; log I0(kappa) = log i0e(kappa) + kappa keeps large kappa finite."""
     x, kappa = promote("vonmises.logpdf", x, kappa)
-    value = kappa * (jnp.cos(x) - 1) - float(np.log(2 * np.pi)) - jnp.log(special.i0e(kappa))
-    return jnp.where(jnp.abs(x) <= np.pi, value, -jnp.inf)
+    return kappa * (jnp.cos(x) - 1) - float(np.log(2 * np.pi)) - jnp.log(special.i0e(kappa))
 
 
 def pdf(x, kappa):

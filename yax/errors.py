@@ -197,3 +197,7 @@ def concretization_hint(location) -> str:
                 "`jit` or mark the argument static with `static_argnums`.")
     return ("Use `yax.lax.cond`/`yax.lax.while_loop`/`yax.numpy.where` to keep the decision in "
             "the program, or mark the argument static with `jit(..., static_argnums=...)`.")
+
+
+class TypePromotionError(YaxError, TypeError):
+    """Two dtypes have no promotion (the name of jax.dtypes.TypePromotionError)."""

@@ -23,3 +23,4 @@ from yax.numpy.functional import *  # noqa: F401,F403
 from yax.numpy import array_methods as _array_methods  # noqa: F401  (installs operators)
 from yax.runtime.array import Array as ndarray  # noqa: F401
 from yax.numpy import linalg  # noqa: F401,E402  (jnp.linalg)
+from yax.numpy.compat_extra import *  # noqa: F401,F403  (save/load, packbits, printoptions...)

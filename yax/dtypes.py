@@ -13,7 +13,6 @@ from yax.core import dtypes as _core
 from yax.errors import TypePromotionError
 from yax.interpreters.ad_util import float0
 from yax.numpy import dtypes_api as _api
-from yax.numpy.dtypes_api import issubdtype
 from yax.numpy.dtypes_api import result_type as _result_type
 
 __all__ = ["bfloat16", "canonicalize_dtype", "finfo", "iinfo", "issubdtype", "result_type",
@@ -38,6 +37,16 @@ def finfo(dtype):
 def iinfo(dtype):
     """Machine limits of an integer dtype; accepts types and arrays."""
     return _api.iinfo(_dtype_of(dtype))
+
+
+def issubdtype(arg1, arg2) -> bool:
+    """NumPy's issubdtype with bfloat16 under floating; the extended categories (`extended`,
+    `prng_key`) contain no yax dtype."""
+    if isinstance(arg2, type) and issubclass(arg2, extended):
+        return isinstance(arg1, type) and issubclass(arg1, arg2)
+    if isinstance(arg1, type) and issubclass(arg1, extended):
+        return False
+    return _api.issubdtype(arg1, arg2)
 
 
 def canonicalize_dtype(dtype, allow_extended_dtype: bool = False):

@@ -6,6 +6,7 @@
 
 from yax.scipy import (  # noqa: F401
     linalg,  # noqa: F401,E402
+    ndimage,
     optimize,
     special,
     stats,

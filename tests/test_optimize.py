@@ -42,12 +42,12 @@ def test_against_jax(x64, method):
     assert float(got.fun) < 1e-10 and int(got.nit) > 5 and int(got.nfev) >= int(got.nit)
     # the quadratic's minimiser solves A x = b; BFGS's inverse Hessian tends to A^-1
     q = minimize(_quadratic, np.zeros(3), args=(_A, _B), method=method, tol=1e-8)
-    want_q = jax_minimize(lambda x: _quadratic(x, _A, _B), jjnp.zeros(3), method=method,
-                          tol=1e-8)
     assert bool(q.success), q
     np.testing.assert_allclose(q.x, np.linalg.solve(_A, _B), rtol=2e-6)
-    np.testing.assert_allclose(q.x, want_q.x, rtol=1e-5)  # jax stops at ~1e-6
     if method == "BFGS":
+        want_q = jax_minimize(lambda x: _quadratic(x, _A, _B), jjnp.zeros(3), method=method,
+                              tol=1e-8)
+        np.testing.assert_allclose(q.x, want_q.x, rtol=1e-5)  # jax stops at ~1e-6
         np.testing.assert_allclose(q.hess_inv, np.linalg.inv(_A), atol=1e-3)
         np.testing.assert_allclose(q.jac, _A @ q.x - _B, atol=1e-8)
         # the classic start (-1.2, 1, 0.5), where jax's search stalls, converges here

@@ -28,9 +28,10 @@ _LOC_SCALE = dict(norm=("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", 
                   gumbel_l=("logpdf", "cdf", "logcdf", "sf", "logsf", "ppf"))
 _SHAPED = dict(pareto=((1.5,), ("logpdf", "cdf", "logcdf", "sf", "logsf", "ppf")),
                t=((3.5,), ("logpdf",)),
-               gamma=((2.5,), ("logpdf", "cdf", "logcdf", "sf", "logsf")),
-               chi2=((3.0,), ("logpdf", "cdf", "sf", "logsf")),
-               beta=((2.0, 3.5), ("logpdf", "cdf", "logcdf", "sf", "logsf")),
+               # (logcdf/logsf of these are log(cdf)/log(sf); each cdf/sf is a compiled loop)
+               gamma=((2.5,), ("logpdf", "cdf", "logsf")),
+               chi2=((3.0,), ("logpdf", "sf")),
+               beta=((2.0, 3.5), ("logpdf", "cdf", "logsf")),
                truncnorm=((-1.0, 1.5), ("logpdf", "cdf", "logcdf", "sf", "logsf")))
 _DISCRETE = dict(poisson=(3.2,), binom=(7.0, 0.3), geom=(0.4,), nbinom=(4.0, 0.35),
                  betabinom=(7.0, 2.0, 3.0), bernoulli=(0.3,))
@@ -75,9 +76,9 @@ def test_distributions_against_scipy(dt):
     yax.config.update("enable_x64", dt == np.float64)
     try:
         cases = _cases()
-        if dt == np.float32:  # the incomplete gamma/beta loops compile slowly: float64 only
-            loops = ("gamma.", "chi2.", "beta.", "poisson.cdf", "gennorm.cdf", "vonmises")
-            cases = {k: v for k, v in cases.items() if not k.startswith(loops)}
+        if dt == np.float32:  # a representative subset (float64 runs every case)
+            keep = ("norm.", "cauchy.", "logistic.", "t.", "truncnorm.", "binom.", "pareto.")
+            cases = {k: v for k, v in cases.items() if k.startswith(keep)}
         inputs = {name: tuple(np.asarray(a, dt) for a in args)
                   for name, (_, _, args) in cases.items()}
         got = yax.jit(lambda ins: {n: f(*ins[n]) for n, (f, _, _) in cases.items()})(inputs)
@@ -96,29 +97,40 @@ def test_multivariate_and_summaries(x64):
     a = rng.normal(size=(3, 3))
     cov = a @ a.T + 3 * np.eye(3)
     mean, x = rng.normal(size=3), rng.normal(size=(4, 3))
-    np.testing.assert_allclose(ys.multivariate_normal.logpdf(x, mean, cov),
-                               sst.multivariate_normal.logpdf(x, mean, cov), rtol=1e-10)
-    np.testing.assert_allclose(ys.multivariate_normal.pdf(x, mean, np.diag(cov)),
-                               sst.multivariate_normal.pdf(x, mean, np.diag(np.diag(cov))),
-                               rtol=1e-10)
     alpha = np.array([1.5, 2.0, 3.0])
     simplex = np.array([[0.2, 0.5], [0.3, 0.25], [0.5, 0.25]])
-    np.testing.assert_allclose(ys.dirichlet.logpdf(simplex, alpha),
-                               sst.dirichlet.logpdf(simplex, alpha), rtol=1e-10)
     counts, p = np.array([[1.0, 2.0, 3.0], [0.0, 6.0, 0.0]]), np.array([0.2, 0.3, 0.5])
-    np.testing.assert_allclose(ys.multinomial.logpmf(counts, 6.0, p),
-                               sst.multinomial.logpmf(counts, 6, p), rtol=1e-10)
-    np.testing.assert_allclose(ys.poisson.entropy(np.array([0.5, 4.0, 300.0])),
-                               sst.poisson.entropy([0.5, 4.0, 300.0]), rtol=1e-8)
     data = np.array([[3.0, 1.0, 2.0, 3.0, 1.0, 3.0], [2.0, 2.0, 5.0, 5.0, 1.0, 0.0]])
-    m = ys.mode(data, axis=1)
+    methods = ("average", "min", "max", "dense", "ordinal")
+
+    @yax.jit
+    def everything():
+        return dict(
+            mvn=ys.multivariate_normal.logpdf(x, mean, cov),
+            mvn_diag=ys.multivariate_normal.pdf(x, mean, np.diag(cov)),
+            dirichlet=ys.dirichlet.logpdf(simplex, alpha),
+            multinomial=ys.multinomial.logpmf(counts, 6.0, p),
+            entropy=ys.poisson.entropy(np.array([0.5, 4.0, 300.0])),
+            mode=ys.mode(data, axis=1), sem=ys.sem(data, axis=1),
+            ranks=[ys.rankdata(data, m, axis=1) for m in methods])
+    got = everything()
+    np.testing.assert_allclose(got["mvn"], sst.multivariate_normal.logpdf(x, mean, cov),
+                               rtol=1e-10)
+    np.testing.assert_allclose(got["mvn_diag"],
+                               sst.multivariate_normal.pdf(x, mean, np.diag(np.diag(cov))),
+                               rtol=1e-10)
+    np.testing.assert_allclose(got["dirichlet"], sst.dirichlet.logpdf(simplex, alpha),
+                               rtol=1e-10)
+    np.testing.assert_allclose(got["multinomial"], sst.multinomial.logpmf(counts, 6, p),
+                               rtol=1e-10)
+    np.testing.assert_allclose(got["entropy"], sst.poisson.entropy([0.5, 4.0, 300.0]),
+                               rtol=1e-8)
     want = sst.mode(data, axis=1)
-    np.testing.assert_array_equal(m.mode, want.mode)
-    np.testing.assert_array_equal(m.count, want.count)
-    for method in ("average", "min", "max", "dense", "ordinal"):
-        np.testing.assert_allclose(ys.rankdata(data, method, axis=1),
-                                   sst.rankdata(data, method, axis=1), err_msg=method)
-    np.testing.assert_allclose(ys.sem(data, axis=1), sst.sem(data, axis=1), rtol=1e-12)
+    np.testing.assert_array_equal(got["mode"].mode, want.mode)
+    np.testing.assert_array_equal(got["mode"].count, want.count)
+    for method, ranks in zip(methods, got["ranks"], strict=True):
+        np.testing.assert_allclose(ranks, sst.rankdata(data, method, axis=1), err_msg=method)
+    np.testing.assert_allclose(got["sem"], sst.sem(data, axis=1), rtol=1e-12)
 
 
 def test_gaussian_kde(x64):
@@ -127,16 +139,19 @@ def test_gaussian_kde(x64):
     points = rng.normal(size=(2, 5))
     weights = rng.uniform(0.5, 1.5, size=30)
     for bw in (None, "silverman", 0.4):
-        kde, ref = ys.gaussian_kde(data, bw, weights), sst.gaussian_kde(data, bw, weights)
-        np.testing.assert_allclose(kde(points), ref(points), rtol=1e-10)
-        np.testing.assert_allclose(kde.logpdf(points), ref.logpdf(points), rtol=1e-10)
+        ref = sst.gaussian_kde(data, bw, weights)
+        kde = ys.gaussian_kde(data, bw, weights)
+        np.testing.assert_allclose(kde.factor, ref.factor, rtol=1e-12)
+    # a pytree: evaluated through jit
+    dens, log_dens = yax.jit(lambda k, p: (k(p), k.logpdf(p)))(kde, points)
+    np.testing.assert_allclose(dens, ref(points), rtol=1e-10)
+    np.testing.assert_allclose(log_dens, ref.logpdf(points), rtol=1e-10)
     one = ys.gaussian_kde(data[0])
-    np.testing.assert_allclose(one.integrate_box_1d(-0.5, 1.0),
-                               sst.gaussian_kde(data[0]).integrate_box_1d(-0.5, 1.0), rtol=1e-10)
-    samples = one.resample(yax.random.key(0), (7,))
+    mass, samples = yax.jit(lambda k, key: (k.integrate_box_1d(-0.5, 1.0),
+                                            k.resample(key, (7,))))(one, yax.random.key(0))
+    np.testing.assert_allclose(mass, sst.gaussian_kde(data[0]).integrate_box_1d(-0.5, 1.0),
+                               rtol=1e-10)
     assert samples.shape == (1, 7)
-    # a pytree: through jit
-    np.testing.assert_allclose(yax.jit(lambda k, p: k(p))(kde, points), kde(points), rtol=1e-12)
 
 
 def test_derivatives_and_vmap(x64):

@@ -47,7 +47,7 @@ def _any(pred):
     return lax.reduce_or(pred, tuple(range(len(pred.shape))))
 
 
-def _iterate(body, carry, active_index: int):
+def iterate_while_active(body, carry, active_index: int):
     """Run `body(carry) -> carry` while any element is active (carry[active_index]) and fewer
     than _MAX_ITERATIONS steps ran. Inactive elements keep their carry unchanged."""
     def cond(state):
@@ -82,7 +82,7 @@ def _igamma_series(a, x, mode: str):
         return r, term, dterm, s, ds, lax.bitwise_and(active, lax.bitwise_not(done))
     one, zero = lax.add(lax.mul(x, 0.0), 1.0), lax.mul(x, 0.0)
     active = lax.ne(x, 0.0)
-    _, _, _, s, ds, _ = _iterate(body, (a, one, zero, one, zero, active), 5)
+    _, _, _, s, ds, _ = iterate_while_active(body, (a, one, zero, one, zero, active), 5)
     log_x = lax.log(x)
     log_pref = lax.sub(lax.sub(lax.mul(a, log_x), x), lax.lgamma(lax.add(a, 1.0)))
     if mode == "value":
@@ -133,7 +133,7 @@ def _igammac_fraction(a, x, mode: str):
         return (k, y, z, p2, q2, p1, q1, dp2, dq2, dp1, dq1, r, dr,
                 lax.bitwise_and(active, lax.bitwise_not(done)))
     init = (zero, y, z, p2, q2, p1, q1, dp2, dq2, dp1, dq1, ans, dans, lax.eq(zero, 0.0))
-    out = _iterate(body, init, 13)
+    out = iterate_while_active(body, init, 13)
     ans, dans = out[11], out[12]
     log_x = lax.log(x)
     log_pref = lax.sub(lax.sub(lax.mul(a, log_x), x), lax.lgamma(a))
@@ -239,7 +239,7 @@ def _betainc_fraction(a, b, x):
         done = lax.le(lax.abs(lax.sub(delta, 1.0)), eps)
         return m, c, d, h, lax.bitwise_and(active, lax.bitwise_not(done))
     d0 = lax.reciprocal(guard(lax.sub(1.0, lax.div(lax.mul(lax.add(a, b), x), lax.add(a, 1.0)))))
-    out = _iterate(body, (zero, lax.add(zero, 1.0), d0, d0, lax.eq(zero, 0.0)), 4)
+    out = iterate_while_active(body, (zero, lax.add(zero, 1.0), d0, d0, lax.eq(zero, 0.0)), 4)
     h = out[3]
     log_front = lax.sub(lax.add(lax.mul(a, lax.log(x)), lax.mul(b, lax.log1p(lax.neg(x)))),
                         _lbeta(a, b))
@@ -284,7 +284,7 @@ def _bessel_i0e_impl(x):
         s = lax.add(s, term)
         return k, term, s, lax.bitwise_and(active, lax.gt(term, lax.mul(s, eps)))
     one = lax.add(lax.mul(xs, 0.0), 1.0)
-    out = _iterate(body, (lax.mul(xs, 0.0), one, one, lax.eq(one, 1.0)), 3)
+    out = iterate_while_active(body, (lax.mul(xs, 0.0), one, one, lax.eq(one, 1.0)), 3)
     series = lax.mul(out[2], lax.exp(lax.neg(xs)))
     xf = lax.select(near, lax.add(lax.mul(ax, 0.0), 30.0), ax)
     term, total = lax.add(lax.mul(xf, 0.0), 1.0), lax.add(lax.mul(xf, 0.0), 1.0)

@@ -12,7 +12,7 @@ import numpy as np
 
 import yax.numpy as jnp
 from yax import lax_like as lax
-from yax.primitives.special import _iterate
+from yax.primitives.special import iterate_while_active
 from yax.scipy._special_gamma import _promoted
 from yax.transforms.custom_derivatives import custom_jvp
 
@@ -81,7 +81,7 @@ def _expn_fraction(n, x):
         return i, b, cc, d, h * delta, active & (jnp.abs(delta - 1) > _eps(x))
     zero = jnp.zeros_like(x)
     init = (zero, b0, zero + 1 / _tiny(x), 1 / b0, 1 / b0, zero == 0)
-    h = _iterate(body, init, 5)[4]
+    h = iterate_while_active(body, init, 5)[4]
     return h * jnp.exp(-x)
 
 
@@ -101,7 +101,7 @@ def _expn_series(n, x):
         ans = ans + delta
         return i, fact, ans, active & (jnp.abs(delta) > jnp.abs(ans) * _eps(x))
     zero = jnp.zeros_like(x)
-    return _iterate(body, (zero, zero + 1, first, zero == 0), 3)[2]
+    return iterate_while_active(body, (zero, zero + 1, first, zero == 0), 3)[2]
 
 
 @custom_jvp
@@ -150,7 +150,8 @@ def _expi_positive(x):
         s = s + term / k
         return k, term, s, active & (term / k > s * _eps(x))
     zero = jnp.zeros_like(x)
-    series = _iterate(body, (zero, zero + 1, zero, zero == 0), 3)[2] + _EULER + jnp.log(xs)
+    total = iterate_while_active(body, (zero, zero + 1, zero, zero == 0), 3)[2]
+    series = total + _EULER + jnp.log(xs)
     xa = jnp.where(near, 40.0, x)
     term, total = jnp.ones_like(x), jnp.ones_like(x)
     for k in range(1, 40):
@@ -197,7 +198,8 @@ def _dawsn(x):
         s = s + term / (2 * k + 1)
         return k, term, s, active & (jnp.abs(term) > jnp.abs(s) * _eps(x) * (2 * k + 1))
     zero = jnp.zeros_like(x)
-    series = _iterate(body, (zero, zero + 1, zero + 1, zero == 0), 3)[2] * xs * jnp.exp(-xsq)
+    total = iterate_while_active(body, (zero, zero + 1, zero + 1, zero == 0), 3)[2]
+    series = total * xs * jnp.exp(-xsq)
     xa = jnp.where(near, limit, x)
     inv = 1 / (2 * xa * xa)
     term, total = jnp.ones_like(x), jnp.ones_like(x)
@@ -249,7 +251,7 @@ def _complex_lentz(b_re, b_im, coef_fn, x, step: float = 2.0):
     zero = jnp.zeros_like(x)
     dr, di = inv(b_re, b_im)
     init = (zero + 1, b_re, zero + big, zero, dr, di, dr, di, zero == 0)
-    out = _iterate(body, init, 8)
+    out = iterate_while_active(body, init, 8)
     return out[6], out[7]
 
 
@@ -269,7 +271,7 @@ def _sici(x):
         ci = ci + jnp.where(odd, 0.0, sign * term / k)
         return k, term, si, ci, active & (term / k > _eps(x) * (jnp.abs(si) + jnp.abs(ci)))
     zero = jnp.zeros_like(x)
-    _, _, si_s, ci_s, _ = _iterate(body, (zero, zero + 1, zero, zero, zero == 0), 4)
+    _, _, si_s, ci_s, _ = iterate_while_active(body, (zero, zero + 1, zero, zero, zero == 0), 4)
     ci_s = ci_s + _EULER + jnp.log(xs)
     xf = jnp.where(near, 3.0, ax)
     # E1(i x) by its continued fraction: b_k = 2k - 1 + i x, a_k = -(k - 1)^2
@@ -314,7 +316,7 @@ def _fresnel(x):
         cc = cc + jnp.where(odd, 0.0, sign * term / (2 * k + 1))
         return k, term, s, cc, active & (term / (2 * k + 1) > _eps(x) * (jnp.abs(s) + cc))
     zero = jnp.zeros_like(x)
-    _, _, s_s, c_s, _ = _iterate(body, (zero, zero + 1, zero, zero + 1, zero == 0), 4)
+    _, _, s_s, c_s, _ = iterate_while_active(body, (zero, zero + 1, zero, zero + 1, zero == 0), 4)
     s_s, c_s = s_s * xs, c_s * xs
     xf = jnp.where(near, 2.0, ax)
     # the continued fraction of erfc at z = (sqrt(pi)/2)(1 - i) x: b_k = 1 + 4(k-1) - i pi x^2,

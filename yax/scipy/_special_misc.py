@@ -8,7 +8,7 @@ import numpy as np
 import yax.numpy as jnp
 from yax import lax_like as lax
 from yax import nn
-from yax.primitives.special import _iterate
+from yax.primitives.special import iterate_while_active
 from yax.scipy._special_gamma import _promoted
 from yax.transforms.custom_derivatives import custom_jvp
 
@@ -137,7 +137,7 @@ def _hyp_series(coef, x, n_params):
         s = s + term
         return k + 1, term, s, active & (jnp.abs(term) > eps * jnp.abs(s))
     zero = jnp.zeros_like(x)
-    return _iterate(body, (zero, zero + 1, zero + 1, zero == 0), 3)[2]
+    return iterate_while_active(body, (zero, zero + 1, zero + 1, zero == 0), 3)[2]
 
 
 @custom_jvp

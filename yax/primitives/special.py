@@ -36,7 +36,8 @@ from yax.primitives.elementwise import _nary_abstract_eval, broadcast_operands
 # Implementation functions (yax.lax, traced by the lowering rule on full-shape operands)
 # =================================================================================================
 
-_MAX_ITERATIONS = 2000
+# enough for the incomplete gamma series at a ~ 1e6 near x = a (it needs ~ 8 sqrt(a) terms)
+_MAX_ITERATIONS = 10000
 
 
 def _eps(x) -> float:

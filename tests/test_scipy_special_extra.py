@@ -107,6 +107,9 @@ def test_bessel_jn_bernoulli_softmax_sph_harm(x64):
     theta, phi = np.array([0.3, 1.0, 2.0, 0.7, 2.9]), np.array([0.1, 2.0, -1.0, 0.5, 4.0])
     np.testing.assert_allclose(ys.sph_harm_y(n, m, theta, phi), ss.sph_harm_y(n, m, theta, phi),
                                rtol=1e-10, atol=1e-12)
+    z = np.array([0.3 + 0.2j, -2 + 1j, 5 - 0.5j, 0.1 - 3j, 10 + 10j, 1e-3 + 0j, -4.5 - 0.3j])
+    np.testing.assert_allclose(yax.jit(ys.wofz)(z), ss.wofz(z), rtol=1e-13)
+    np.testing.assert_allclose(ys.wofz(z.astype(np.complex64)), ss.wofz(z), rtol=1e-6)
 
 
 def _central_difference(f, v, h=1e-5):

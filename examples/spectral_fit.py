@@ -21,10 +21,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
-from yax.scipy.optimize import minimize  # noqa: E402
 
 import yax  # noqa: E402
 import yax.numpy as jnp  # noqa: E402
+from yax.scipy.optimize import minimize  # noqa: E402
 
 yax.config.update("enable_x64", True)
 

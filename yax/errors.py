@@ -276,3 +276,7 @@ class DebugNaNError(YaxError, FloatingPointError):
 
 class InvalidArgumentError(YaxError, ValueError):
     """An argument with a value the function does not accept (an unknown mode or norm name)."""
+
+
+class TypePromotionError(YaxError, TypeError):
+    """Two dtypes have no promotion (the name of jax.dtypes.TypePromotionError)."""

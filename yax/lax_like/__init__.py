@@ -56,3 +56,4 @@ from yax.lax_like.associative_scan import *  # noqa: F401,F403,E402
 from yax.lax_like.custom_root import *  # noqa: F401,F403,E402
 from yax.lax_like.lax_misc import *  # noqa: F401,F403,E402
 from yax.lax_like.conv_transpose import *  # noqa: F401,F403,E402
+from yax.lax_like.special import *  # noqa: F401,F403,E402  (igamma, betainc, zeta, bessel_i0e, ...)

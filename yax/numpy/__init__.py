@@ -29,3 +29,4 @@ from yax._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr(__name__, "jax.numpy")  # JAX names yax lacks
 from yax.numpy import fft  # noqa: F401,E402  (jnp.fft)
 from yax.numpy.linalg._extra import roots  # noqa: F401,E402  (jnp.roots)
+from yax.numpy.compat_extra import *  # noqa: F401,F403  (save/load, packbits, printoptions...)

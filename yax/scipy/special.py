@@ -1,5 +1,8 @@
-"""Special functions (scipy.special's API): error and gamma functions, logistic, the normal
-distribution function and its logarithm, and safe x*log(y) forms.
+"""Special functions (scipy.special's API). This module holds the error functions, log-gamma,
+logistic, the normal distribution function and its logarithm and the safe x*log(y) forms; the
+gamma/beta family (_special_gamma.py), the exponential and oscillatory integrals
+(_special_integrals.py) and Bessel, information-theory, hypergeometric and spherical-harmonic
+functions (_special_misc.py) are re-exported from their modules.
 
 Every function promotes its arguments to an inexact dtype and is a composition of yax.lax
 operations, so it is differentiable and batchable. Where one branch of a `where` would be
@@ -14,10 +17,17 @@ import yax.numpy as jnp
 from yax import lax_like as lax
 from yax.nn.functions import logsumexp
 from yax.numpy._promote import promote_arrays_inexact
+from yax.scipy import _special_gamma as _gamma
+from yax.scipy import _special_integrals as _integrals
+from yax.scipy import _special_misc as _misc
+from yax.scipy._special_gamma import *  # noqa: F401,F403
+from yax.scipy._special_integrals import *  # noqa: F401,F403
+from yax.scipy._special_misc import *  # noqa: F401,F403
 
 __all__ = [
     "logsumexp", "erf", "erfc", "erfinv", "gammaln", "digamma", "xlogy", "xlog1py", "expit",
     "logit", "betaln", "ndtr", "ndtri", "log_ndtr",
+    *_gamma.__all__, *_integrals.__all__, *_misc.__all__,
 ]
 
 

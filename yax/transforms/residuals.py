@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from yax import tree_util
-from yax.core.avals import aval_of_value
+from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.trace import current_trace, run_in_trace
 from yax.interpreters.partial_eval import linearize_flat
 from yax.interpreters.staging import StagingTrace, StagingTracer
@@ -33,6 +33,28 @@ class Residual:
     source: str
     primitive: str | None
     is_input: bool
+
+    # JAX's saved_residuals returns (aval, description) pairs; a Residual unpacks and indexes
+    # like one, so `for aval, desc in saved_residuals(f, x)` runs unchanged
+    @property
+    def aval(self) -> ShapedArray:
+        return ShapedArray(tuple(self.shape), np.dtype(self.dtype))
+
+    @property
+    def description(self) -> str:
+        if self.is_input or self.primitive is None:
+            return f"from the {self.source}" if self.source.startswith("argument") \
+                else f"from {self.source}"
+        return f"output of {self.primitive} from {self.source}"
+
+    def __iter__(self):
+        return iter((self.aval, self.description))
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, index):
+        return (self.aval, self.description)[index]
 
     def describe(self) -> str:
         what = f"{np.dtype(self.dtype).name}{list(self.shape)}"
@@ -55,6 +77,11 @@ class ResidualReport:
 
     def __len__(self):
         return len(self.residuals)
+
+    def __getitem__(self, index):
+        """The index-th residual (a slice gives a list), each unpacking to (aval, description)
+        as the pairs of JAX's saved_residuals."""
+        return self.residuals[index]
 
     def by_line(self) -> list[tuple[str, int, int]]:
         """(source, bytes, count) per source line, largest first."""

@@ -1,0 +1,9 @@
+"""scipy.stats.beta (as jax.scipy.stats.beta): the standard functions of
+yax/scipy/stats/_continuous.py in location-scale form."""
+
+from __future__ import annotations
+
+from yax.scipy.stats import _continuous
+from yax.scipy.stats._dist import location_scale
+
+location_scale(globals(), "beta", 2, **_continuous.beta())

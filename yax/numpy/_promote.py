@@ -152,6 +152,62 @@ def _array_and_scalar(a, b):
     return [typed, arr] if a_scalar else [arr, typed]
 
 
+INEXACT_DTYPES = frozenset(d for d in dtypes.SUPPORTED if dtypes.is_inexact(d))
+_INT_DTYPES = frozenset(d for d in dtypes.SUPPORTED if dtypes.is_int(d))
+
+
+def fast_binary_operands(x1, x2, inexact_only: bool):
+    """The operands a binary ufunc binds when promotion has nothing to do, or None.
+
+    Covers two Arrays of one aval (inexact dtypes only under `inexact_only`) and a strongly
+    typed Array meeting a Python float or int that takes its dtype (`x * 2.0`); the result is
+    exactly what `promote_args`/`promote_args_inexact` would give.
+    """
+    if type(x1) is Array:
+        if type(x2) is Array:
+            aval = x1.aval
+            if (aval is x2.aval or aval == x2.aval) and (
+                    not inexact_only or aval.dtype in INEXACT_DTYPES):
+                return x1, x2
+            return None
+        typed = _scalar_taking_dtype(x2, x1.aval, inexact_only)
+        return None if typed is None else (x1, typed)
+    if type(x2) is Array:
+        typed = _scalar_taking_dtype(x1, x2.aval, inexact_only)
+        return None if typed is None else (typed, x2)
+    return None
+
+
+def _scalar_taking_dtype(scalar, aval, inexact_only: bool):
+    """A Python float/int meeting a strongly typed array whose dtype wins (JAX's lattice: a
+    weak float gives way to any inexact dtype, a weak int to any int or inexact dtype)."""
+    kind = type(scalar)
+    if aval.weak_type or (kind is not float and kind is not int):
+        return None
+    dt = aval.dtype
+    if dt in INEXACT_DTYPES or (kind is int and not inexact_only and dt in _INT_DTYPES):
+        return _strong_scalar(scalar, dt)
+    return None
+
+
+_strong_scalars: dict = {}
+
+
+def _strong_scalar(value, dt):
+    """`TypedScalar.of(value, dt, False)`, shared per (value, dtype). With the dtype fixed, an int
+    and an equal float give the same constant; zeros (signed) and NaNs take the general path."""
+    if not value or value != value:
+        return TypedScalar.of(value, dt, False)
+    key = (value, dt)
+    hit = _strong_scalars.get(key)
+    if hit is None:
+        hit = TypedScalar.of(value, dt, False)
+        if len(_strong_scalars) > 1024:
+            _strong_scalars.clear()
+        _strong_scalars[key] = hit
+    return hit
+
+
 def _same_avals(args) -> bool:
     first = getattr(args[0], "aval", None) if args else None
     if first is None or type(args[0]) is TypedScalar:

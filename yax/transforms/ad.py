@@ -19,7 +19,7 @@ from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.partial_eval import linearize_flat
 from yax.interpreters.staging import trace_to_jaxpr
-from yax.interpreters.transpose import UndefinedPrimal, backward_pass
+from yax.interpreters.transpose import UndefinedPrimal, backward_pass, compiled_backward_pass
 from yax.transforms._args import canonical_leaf, normalize_argnums
 
 
@@ -125,9 +125,18 @@ def _vjp_flat(flat_fun, p_leaves):
 
     def pullback(cts_out: list) -> list:
         cts = [ct for ct, nz in zip(cts_out, nonzero, strict=True) if nz]
-        undefined = [UndefinedPrimal(a) for a in in_avals]
-        return backward_pass(linear.jaxpr, linear.consts, undefined, cts)
+        return _run_backward(linear, in_avals, cts)
     return p_out, pullback
+
+
+def _run_backward(linear, in_avals, cts) -> list:
+    """Cotangents of the linear jaxpr's inputs: eagerly as one program compiled per recorded
+    structure (see `compiled_backward_pass`), otherwise equation by equation."""
+    fast = compiled_backward_pass(linear.jaxpr, linear.consts, in_avals, cts)
+    if fast is not None:
+        return fast
+    undefined = [UndefinedPrimal(a) for a in in_avals]
+    return backward_pass(linear.jaxpr, linear.consts, undefined, cts)
 
 
 def vjp(fun, *primals, has_aux: bool = False):

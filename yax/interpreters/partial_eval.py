@@ -11,7 +11,7 @@ into its primal computation and a linear jaxpr of the tangents: `linearize`.
 from __future__ import annotations
 
 from yax.core.avals import aval_of_value
-from yax.core.ir import ClosedJaxpr, Jaxpr
+from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from yax.core.trace import current_trace, run_in_trace, use_trace
 from yax.interpreters.ad_util import Zero, tangent_aval
 from yax.interpreters.eval_jaxpr import eval_jaxpr
@@ -95,3 +95,61 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: list[bool],
     known = trace_to_jaxpr(known_fun, known_avals, name="known")
     unknown, out_unknowns, num_res = box[0]
     return known, unknown, out_unknowns, num_res
+
+
+# --- eager reverse mode: record the primal program, differentiate it compiled -----------------
+# Eager `vjp`/`grad` must run the function's Python on every call (it may branch on values), but
+# differentiating each primitive as it runs costs a JVP rule, a staged tangent equation and an
+# executable launch per primitive, and the backward pass as many again. Instead the primal
+# computation runs eagerly under a `TapeTrace`, which records the primitives it applied (with
+# the concrete values as they were computed); the derivative is then the vjp of that straight-
+# line program, compiled once per recorded structure and run as one executable.
+
+
+class TapeTracer(StagingTracer):
+    """A concrete value that also names a variable of the tape being recorded."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, trace, var, value):
+        super().__init__(trace, var)
+        self.value = value
+
+    def to_concrete_or_none(self):
+        return self.value
+
+
+class TapeTrace(StagingTrace):
+    """Evaluates every primitive with the parent (eager) trace and records it."""
+
+    name = "jvp (forward-mode differentiation)"
+
+    def new_tape_arg(self, value) -> TapeTracer:
+        var = Var(value.aval)
+        self.invars.append(var)
+        return TapeTracer(self, var, value)
+
+    def process_primitive(self, primitive, args, params) -> list:
+        values = [a.value if type(a) is TapeTracer and a._trace is self else a for a in args]
+        with use_trace(self.parent):
+            outs = primitive.bind(*values, **params)
+        outs = list(outs) if primitive.multiple_results else [outs]
+        recorded = any(type(a) is TapeTracer and a._trace is self for a in args)
+        if not recorded or getattr(primitive, "effects", None):
+            return outs  # constants (or effects, which must not run twice): not on the tape
+        atoms = [self.to_atom(a) for a in args]
+        outvars = [Var(o.aval) for o in outs]
+        self.eqns.append(Eqn(primitive, atoms, params, outvars, None))
+        return [TapeTracer(self, v, o) for v, o in zip(outvars, outs, strict=True)]
+
+
+def record_tape(fun, values: list):
+    """Run `fun(*values)` eagerly, recording its primitives. Returns (concrete outputs, the
+    recorded program from `values` to the outputs, with the constants it read as consts)."""
+    tape = TapeTrace(current_trace())
+    ins = [tape.new_tape_arg(v) for v in values]
+
+    def finish(outs):
+        concrete = [o.value if type(o) is TapeTracer and o._trace is tape else o for o in outs]
+        return concrete, tape.to_jaxpr(outs)
+    return run_in_trace(tape, fun, ins, finish)

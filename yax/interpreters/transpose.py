@@ -112,22 +112,35 @@ def transpose_jaxpr(closed: ClosedJaxpr, linear_mask: list[bool]) -> ClosedJaxpr
 # primitive; instead the transpose is compiled once per recorded *structure* (equations,
 # params, literals and avals; never per function) and run as one program.
 
-_SIMPLE_PARAM_TYPES = (type(None), bool, int, float, complex, str, np.dtype)
+_SIMPLE_PARAM_TYPES = (type(None), bool, int, float, complex, str, np.dtype, ShapedArray)
 _MAX_COMPILED_BACKWARDS = 256
 
 
-def _static_param(value) -> bool:
-    """Params that hash by value (a jaxpr-valued param hashes by identity: no reuse)."""
+class _NotComparable(Exception):
+    """A param that compares by identity (a callable, a jaxpr with consts): no reuse."""
+
+
+def _param_key(value):
     if isinstance(value, _SIMPLE_PARAM_TYPES) or isinstance(value, enum.Enum):
-        return True
-    if type(value) is tuple or type(value) is frozenset:
-        return all(_static_param(v) for v in value)
-    return type(value) is ShapedArray
+        return value
+    if type(value) is tuple:
+        return tuple([_param_key(v) for v in value])
+    if type(value) is ClosedJaxpr and not value.consts:  # jit/cond/scan bodies: by structure
+        return ("jaxpr", _structure(value.jaxpr))
+    raise _NotComparable
 
 
 def jaxpr_structure_key(jaxpr: Jaxpr):
     """A hashable key equal for two jaxprs that compute the same function of their constvars
-    and invars, or None when some param cannot be compared by value."""
+    and invars (same equations, params, literals and avals), or None when some param can only
+    be compared by identity."""
+    try:
+        return _structure(jaxpr)
+    except _NotComparable:
+        return None
+
+
+def _structure(jaxpr: Jaxpr):
     ids: dict = {}
     parts: list = []
     for v in (*jaxpr.constvars, *jaxpr.invars):
@@ -140,15 +153,11 @@ def jaxpr_structure_key(jaxpr: Jaxpr):
             return ("lit", a.aval, val.dtype.str, val.tobytes())
         return ids[a]
     for eqn in jaxpr.eqns:
-        params = eqn.params
-        for value in params.values():
-            if not _static_param(value):
-                return None
+        params = tuple([(k, _param_key(v)) for k, v in eqn.params.items()])
         ins = tuple([atom(a) for a in eqn.inputs])
         for v in eqn.outvars:
             ids[v] = len(ids)
-        parts.append((eqn.primitive, ins, tuple(params.items()),
-                      tuple([v.aval for v in eqn.outvars])))
+        parts.append((eqn.primitive, ins, params, tuple([v.aval for v in eqn.outvars])))
     parts.append(tuple([atom(a) for a in jaxpr.outvars]))
     return (len(jaxpr.constvars), tuple(parts))
 

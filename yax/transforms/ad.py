@@ -11,15 +11,23 @@ import functools
 import numpy as np
 
 from yax import errors, tree_util
+from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
+from yax.core.trace import current_trace
 from yax.interpreters import eager
 from yax.interpreters import jvp as jvp_interp
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
 from yax.interpreters.eval_jaxpr import eval_jaxpr
-from yax.interpreters.partial_eval import linearize_flat
+from yax.interpreters.partial_eval import linearize_flat, record_tape
 from yax.interpreters.staging import trace_to_jaxpr
-from yax.interpreters.transpose import UndefinedPrimal, backward_pass, compiled_backward_pass
+from yax.interpreters.transpose import (
+    UndefinedPrimal,
+    backward_pass,
+    compiled_backward_pass,
+    jaxpr_structure_key,
+)
+from yax.runtime.array import Array
 from yax.transforms._args import canonical_leaf, normalize_argnums
 
 
@@ -120,6 +128,12 @@ def linearize(fun, *primals):
 
 
 def _vjp_flat(flat_fun, p_leaves):
+    if _eager_tape_applies(p_leaves):
+        return _eager_vjp_flat(flat_fun, p_leaves)
+    return _traced_vjp_flat(flat_fun, p_leaves)
+
+
+def _traced_vjp_flat(flat_fun, p_leaves):
     p_out, linear, nonzero = linearize_flat(flat_fun, p_leaves)
     in_avals = [tangent_aval(_aval(p)) for p in p_leaves]
 
@@ -137,6 +151,91 @@ def _run_backward(linear, in_avals, cts) -> list:
         return fast
     undefined = [UndefinedPrimal(a) for a in in_avals]
     return backward_pass(linear.jaxpr, linear.consts, undefined, cts)
+
+
+# --- eager vjp: record the primal program, differentiate it as one compiled program ----------
+
+def _eager_tape_applies(p_leaves) -> bool:
+    """Called eagerly on concrete Arrays, with jit enabled and no per-op debugging checks."""
+    return (current_trace() is eager.EVAL_TRACE and not config.disable_jit
+            and not config.debug_nans and not config.debug_infs
+            and all(type(x) is Array for x in p_leaves))
+
+
+def _eager_vjp_flat(flat_fun, p_leaves):
+    """`_vjp_flat` for eager calls: the function runs once, eagerly, recording its primitives
+    (see `record_tape`); the pullback is the vjp of that recorded program, compiled once per
+    recorded structure (never per function: a different branch records a different program)."""
+    p_out, tape = record_tape(flat_fun, list(p_leaves))
+
+    def pullback(cts_out: list) -> list:
+        return _tape_pullback(tape, list(p_leaves), list(cts_out))
+    return p_out, pullback
+
+
+_compiled_tape_vjps: dict = {}
+_MAX_COMPILED_TAPE_VJPS = 256
+
+
+def _tape_pullback(tape, primals: list, cts_out: list) -> list:
+    present = tuple(ct is not None for ct in cts_out)  # aux outputs pass None: never read
+    cts = [_concrete_ct(ct) for ct in cts_out if ct is not None]
+    structure = jaxpr_structure_key(tape.jaxpr)
+    if structure is None or current_trace() is not eager.EVAL_TRACE or not all(
+            type(c) is Array for c in tape.consts):
+        _, pullback = _traced_vjp_flat(_replay(tape.jaxpr, tape.consts), primals)
+        return pullback(cts_out)
+    key = (structure, present, tuple(c.aval for c in cts), config.trace_state())
+    entry = _compiled_tape_vjps.get(key)
+    if entry is None:
+        if len(_compiled_tape_vjps) >= _MAX_COMPILED_TAPE_VJPS:
+            _compiled_tape_vjps.clear()
+        entry = _compiled_tape_vjps[key] = _CompiledTapeVJP(
+            tape.jaxpr, len(tape.consts), [p.aval for p in primals], present)
+    return entry(tape.consts, primals, cts)
+
+
+def _concrete_ct(ct):
+    if type(ct) is Array:
+        return ct
+    if type(ct) is TypedScalar:
+        return eager.to_array(ct)
+    return canonical_leaf(ct)
+
+
+def _replay(jaxpr, consts):
+    def replay(*xs):
+        return eval_jaxpr(jaxpr, consts, xs)
+    return replay
+
+
+class _CompiledTapeVJP:
+    """The vjp of one recorded program as a jitted function of (consts, primals, cotangents).
+    Which input cotangents are symbolic zeros is known once traced; only the others leave the
+    program."""
+
+    def __init__(self, jaxpr, n_consts: int, primal_avals: list, present: tuple):
+        from yax.transforms.jit import jit
+
+        self.primal_avals = primal_avals
+        self.zero_mask: list[bool] = []
+        n_primals = len(primal_avals)
+
+        def flat(*args):
+            consts, rest = list(args[:n_consts]), args[n_consts:]
+            primals, given = list(rest[:n_primals]), iter(rest[n_primals:])
+            cts = [next(given) if p else None for p in present]
+            _, pullback = _traced_vjp_flat(_replay(jaxpr, consts), primals)
+            cts_in = pullback(cts)
+            self.zero_mask = [type(ct) is Zero for ct in cts_in]
+            return [ct for ct in cts_in if type(ct) is not Zero]
+        flat.__name__ = "eager_vjp"
+        self.jitted = jit(flat)
+
+    def __call__(self, consts, primals, cts) -> list:
+        outs = iter(self.jitted(*consts, *primals, *cts))
+        return [Zero(tangent_aval(a)) if zero else next(outs)
+                for a, zero in zip(self.primal_avals, self.zero_mask, strict=True)]
 
 
 def vjp(fun, *primals, has_aux: bool = False):

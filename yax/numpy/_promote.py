@@ -132,8 +132,24 @@ def promote_args(name: str, *args) -> list:
         fast = _array_and_scalar(*args)
         if fast is not None:
             return fast
+    if _same_dtypes(args):  # e.g. `x @ w + b`: only the shapes need broadcasting
+        return promote_shapes(name, *args)
     check_arraylike(name, *args)
     return promote_shapes(name, *promote_dtypes(*args))
+
+
+def _same_dtypes(args) -> bool:
+    """Arrays/tracers (no scalars) of one dtype and weak type: dtype promotion is a no-op."""
+    first = getattr(args[0], "aval", None) if args else None
+    if first is None:
+        return False
+    for a in args:
+        if type(a) is TypedScalar or not isinstance(a, (Array, Tracer)):
+            return False
+        aval = a.aval
+        if aval.dtype != first.dtype or aval.weak_type != first.weak_type:
+            return False
+    return True
 
 
 def _array_and_scalar(a, b):

@@ -117,30 +117,37 @@ _MAX_COMPILED_BACKWARDS = 256
 
 
 class _NotComparable(Exception):
-    """A param that compares by identity (a callable, a jaxpr with consts): no reuse."""
+    """A param that cannot be hashed: no reuse."""
 
 
-def _param_key(value):
+def _param_key(value, by_identity: list):
     if isinstance(value, _SIMPLE_PARAM_TYPES) or isinstance(value, enum.Enum):
         return value
     if type(value) is tuple:
-        return tuple([_param_key(v) for v in value])
+        return tuple([_param_key(v, by_identity) for v in value])
     if type(value) is ClosedJaxpr and not value.consts:  # jit/cond/scan bodies: by structure
-        return ("jaxpr", _structure(value.jaxpr))
-    raise _NotComparable
+        return ("jaxpr", _structure(value.jaxpr, by_identity))
+    try:
+        hash(value)
+    except TypeError:
+        raise _NotComparable from None
+    by_identity.append(type(value))  # a rule object, a jaxpr with consts: compared as objects
+    return ("object", value)
 
 
 def jaxpr_structure_key(jaxpr: Jaxpr):
-    """A hashable key equal for two jaxprs that compute the same function of their constvars
-    and invars (same equations, params, literals and avals), or None when some param can only
-    be compared by identity."""
+    """(key, by_identity): a hashable key equal for two jaxprs that compute the same function
+    of their constvars and invars (same equations, params, literals and avals), and whether
+    some param only compares as an object (equal when it is the same object). The key is None
+    when some param cannot be hashed."""
+    by_identity: list = []
     try:
-        return _structure(jaxpr)
+        return _structure(jaxpr, by_identity), bool(by_identity)
     except _NotComparable:
-        return None
+        return None, False
 
 
-def _structure(jaxpr: Jaxpr):
+def _structure(jaxpr: Jaxpr, by_identity: list):
     ids: dict = {}
     parts: list = []
     for v in (*jaxpr.constvars, *jaxpr.invars):
@@ -153,7 +160,7 @@ def _structure(jaxpr: Jaxpr):
             return ("lit", a.aval, val.dtype.str, val.tobytes())
         return ids[a]
     for eqn in jaxpr.eqns:
-        params = tuple([(k, _param_key(v)) for k, v in eqn.params.items()])
+        params = tuple([(k, _param_key(v, by_identity)) for k, v in eqn.params.items()])
         ins = tuple([atom(a) for a in eqn.inputs])
         for v in eqn.outvars:
             ids[v] = len(ids)
@@ -185,8 +192,8 @@ def compiled_backward_pass(jaxpr: Jaxpr, consts, linear_avals, cts_out):
         elif type(ct) is not Array:
             return None
         cts.append(ct)
-    structure = jaxpr_structure_key(jaxpr)
-    if structure is None:
+    structure, by_identity = jaxpr_structure_key(jaxpr)
+    if structure is None or by_identity:
         return None
     key = (structure, tuple(linear_avals), tuple(ct.aval for ct in cts))
     entry = _compiled_backwards.get(key)

@@ -170,9 +170,7 @@ def _eager_vjp_flat(flat_fun, p_leaves):
     program)."""
     primals = list(p_leaves)
     outs, tape_jaxpr, tape = record_tape(flat_fun, primals)
-    structure = jaxpr_structure_key(tape_jaxpr.jaxpr)
-    if structure is not None and not all(type(c) is Array for c in tape_jaxpr.consts):
-        structure = None
+    structure = _reusable_structure(tape_jaxpr)
     speculated = _speculative_grad(outs, tape_jaxpr, structure, primals)
     if speculated is not None:
         p_out, grads, one_aval = speculated
@@ -185,6 +183,25 @@ def _eager_vjp_flat(flat_fun, p_leaves):
             return list(grads)
         return _tape_pullback(tape_jaxpr, structure, primals, cts_out)
     return p_out, pullback
+
+
+_seen_by_identity: set = set()
+
+
+def _reusable_structure(tape_jaxpr):
+    """The structure key of a recorded program, or None when it should not be compiled: a
+    const is not a concrete Array, a param cannot be hashed, or a param compares as an object
+    (a custom rule, a jaxpr with consts) and this key was not seen before (objects made afresh
+    on every call would otherwise compile on every call)."""
+    if not all(type(c) is Array for c in tape_jaxpr.consts):
+        return None
+    structure, by_identity = jaxpr_structure_key(tape_jaxpr.jaxpr)
+    if structure is not None and by_identity and structure not in _seen_by_identity:
+        if len(_seen_by_identity) >= _MAX_COMPILED_TAPES:
+            _seen_by_identity.clear()
+        _seen_by_identity.add(structure)
+        return None
+    return structure
 
 
 _compiled_tapes: dict = {}

@@ -51,8 +51,44 @@ def linalg_rows() -> list:
     return rows
 
 
+def _mlp3(np_mod):
+    def loss(params, x, y):
+        for w, b in params[:-1]:
+            x = np_mod.tanh(x @ w + b)
+        w, b = params[-1]
+        return np_mod.mean((x @ w + b - y) ** 2)
+    return loss
+
+
+def _mlp3_args(put, sizes=(16, 32, 32, 4)):
+    rng = np.random.default_rng(0)
+    params = [(put(rng.normal(size=(m, n)).astype(np.float32) * 0.3),
+               put(np.zeros(n, np.float32))) for m, n in zip(sizes[:-1], sizes[1:])]
+    x = put(rng.normal(size=(64, sizes[0])).astype(np.float32))
+    y = put(rng.normal(size=(64, sizes[-1])).astype(np.float32))
+    return params, x, y
+
+
+def grad_rows() -> list:
+    import jax
+    import jax.numpy as jnp
+
+    import yax
+    import yax.numpy as ynp
+
+    args_y, args_j = _mlp3_args(yax.device_put), _mlp3_args(jax.device_put)
+    gy, gj = yax.grad(_mlp3(ynp)), jax.grad(_mlp3(jnp))
+    vy, vj = yax.value_and_grad(_mlp3(ynp)), jax.value_and_grad(_mlp3(jnp))
+    return [
+        compare("eager grad(3-layer MLP loss)", lambda: gy(*args_y), lambda: gj(*args_j),
+                number=10, rounds=7),
+        compare("eager value_and_grad(3-layer MLP loss)", lambda: vy(*args_y),
+                lambda: vj(*args_j), number=10, rounds=7),
+    ]
+
+
 def run() -> list:
-    return eager_op_rows() + linalg_rows()
+    return eager_op_rows() + linalg_rows() + grad_rows()
 
 
 if __name__ == "__main__":

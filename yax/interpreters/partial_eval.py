@@ -10,6 +10,7 @@ into its primal computation and a linear jaxpr of the tangents: `linearize`.
 
 from __future__ import annotations
 
+from yax.config import config
 from yax.core.avals import aval_of_value
 from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from yax.core.trace import current_trace, run_in_trace, use_trace
@@ -154,8 +155,7 @@ class TapeTrace(StagingTrace):
                 outs = primitive.bind(*[self._concrete(a) for a in args], **params)
             return list(outs) if primitive.multiple_results else [outs]
         atoms = [self.to_atom(a) for a in args]
-        out_avals = primitive.out_avals([a.aval for a in atoms], params)
-        outvars = [Var(a) for a in out_avals]
+        outvars = [Var(a) for a in _cached_out_avals(primitive, [a.aval for a in atoms], params)]
         eqn = Eqn(primitive, atoms, params, outvars, None)
         self.eqns.append(eqn)
         tracers = [TapeTracer(self, v) for v in outvars]
@@ -176,6 +176,25 @@ class TapeTrace(StagingTrace):
                 outs = outs if eqn.primitive.multiple_results else [outs]
                 for v, t, o in zip(eqn.outvars, tracers, outs, strict=True):
                     env[v] = t.value = o
+
+
+_out_avals_cache: dict = {}
+
+
+def _cached_out_avals(primitive, avals: list, params: dict) -> list:
+    """Abstract evaluation is a pure function of avals and params: recording the same program
+    again reuses its results (shape errors are raised, never cached)."""
+    try:
+        key = (primitive, tuple(avals), tuple(params.items()), config.enable_x64)
+        hit = _out_avals_cache.get(key)
+    except TypeError:  # an unhashable param
+        return primitive.out_avals(avals, params)
+    if hit is None:
+        hit = primitive.out_avals(avals, params)
+        if len(_out_avals_cache) >= 8192:
+            _out_avals_cache.clear()
+        _out_avals_cache[key] = hit
+    return hit
 
 
 def record_tape(fun, values: list):

@@ -120,7 +120,12 @@ class _NotComparable(Exception):
     """A param that cannot be hashed: no reuse."""
 
 
+_SIMPLE_PARAM_TYPE_SET = frozenset(_SIMPLE_PARAM_TYPES)
+
+
 def _param_key(value, by_identity: list):
+    if type(value) in _SIMPLE_PARAM_TYPE_SET:
+        return value
     if isinstance(value, _SIMPLE_PARAM_TYPES) or isinstance(value, enum.Enum):
         return value
     if type(value) is tuple:

@@ -172,15 +172,20 @@ INEXACT_DTYPES = frozenset(d for d in dtypes.SUPPORTED if dtypes.is_inexact(d))
 _INT_DTYPES = frozenset(d for d in dtypes.SUPPORTED if dtypes.is_int(d))
 
 
+def is_operand(x) -> bool:
+    """An Array or a tracer: a value the primitives take as it is."""
+    return type(x) is Array or isinstance(x, Tracer)
+
+
 def fast_binary_operands(x1, x2, inexact_only: bool):
     """The operands a binary ufunc binds when promotion has nothing to do, or None.
 
-    Covers two Arrays of one aval (inexact dtypes only under `inexact_only`) and a strongly
-    typed Array meeting a Python float or int that takes its dtype (`x * 2.0`); the result is
-    exactly what `promote_args`/`promote_args_inexact` would give.
+    Covers two Arrays/tracers of one aval (inexact dtypes only under `inexact_only`) and a
+    strongly typed Array or tracer meeting a Python float or int that takes its dtype
+    (`x * 2.0`); the result is exactly what `promote_args`/`promote_args_inexact` would give.
     """
-    if type(x1) is Array:
-        if type(x2) is Array:
+    if is_operand(x1):
+        if is_operand(x2):
             aval = x1.aval
             if (aval is x2.aval or aval == x2.aval) and (
                     not inexact_only or aval.dtype in INEXACT_DTYPES):
@@ -188,7 +193,7 @@ def fast_binary_operands(x1, x2, inexact_only: bool):
             return None
         typed = _scalar_taking_dtype(x2, x1.aval, inexact_only)
         return None if typed is None else (x1, typed)
-    if type(x2) is Array:
+    if is_operand(x2):
         typed = _scalar_taking_dtype(x1, x2.aval, inexact_only)
         return None if typed is None else (typed, x2)
     return None

@@ -112,7 +112,7 @@ _ALL_AXES = tuple(tuple(range(n)) for n in range(8))
 
 
 def _fast_full_reduction(prim, a):
-    """Eager fast path (issue 11): `sum(x)` of a strongly typed inexact Array of rank >= 1 binds
+    """Fast path (issue 11): `sum(x)` of a strongly typed inexact Array/tracer of rank >= 1 binds
     the reduction over all axes directly; `_reduce` would convert nothing and check nothing."""
     aval = a.aval
     if aval.weak_type or not 0 < len(aval.shape) < len(_ALL_AXES) or (
@@ -132,8 +132,8 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
       >>> jnp.sum(jnp.ones((2, 3)), axis=0)
       Array([2., 2., 2.], dtype=float32)
     """
-    if (type(a) is Array and axis is None and dtype is None and out is None and not keepdims
-            and initial is None and where is None):
+    if ((type(a) is Array or isinstance(a, Tracer)) and axis is None and dtype is None
+            and out is None and not keepdims and initial is None and where is None):
         fast = _fast_full_reduction(lax.reduce_sum.primitive, a)
         if fast is not None:
             return fast

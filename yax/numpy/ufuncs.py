@@ -14,7 +14,6 @@ from yax.core import dtypes
 from yax.core.trace import bind
 from yax.numpy import _promote
 from yax.numpy._promote import check_arraylike, promote_shapes
-from yax.runtime.array import Array
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "divmod",
@@ -82,7 +81,7 @@ def _make_unary(name, lax_fn, promote, doc):
     passing = _PASS_DTYPES.get(promote)
 
     def fn(x, /):
-        if fast and type(x) is Array and (passing is None or x.aval.dtype in passing):
+        if fast and _promote.is_operand(x) and (passing is None or x.aval.dtype in passing):
             return bind(prim, x)
         (x,) = promote(name, x)
         return lax_fn(x)

@@ -76,6 +76,10 @@ def compiled_when_eager(fun):
         if (current_trace() is not EVAL_TRACE or config.disable_jit or config.debug_nans
                 or config.debug_infs):
             return fun(*args, **kwargs)
+        if not kwargs and all(type(a) is Array for a in args):  # the common call: no flatten
+            jitted = variants.get(len(args))
+            if jitted is not None:
+                return jitted(*args)
         leaves, tree = tree_util.tree_flatten((args, kwargs))
         dynamic, statics = [], []
         for i, leaf in enumerate(leaves):
@@ -96,6 +100,8 @@ def compiled_when_eager(fun):
             if len(variants) >= _MAX_VARIANTS:
                 variants.clear()
             jitted = variants[key] = _jit_flat(fun, tree, len(leaves), dynamic, statics)
+            if not kwargs and not statics and len(dynamic) == len(args):
+                variants[len(args)] = jitted  # positional Arrays only: keyed by their count
         return jitted(*[leaves[i] for i in dynamic])
     wrapper.eager_variants = variants  # for tests: which variants were compiled
     return wrapper

@@ -34,6 +34,8 @@ class ShapedArray:
     size = property(lambda self: math.prod(self.shape))
 
     def __eq__(self, other):
+        if self is other:  # eager results of one cached executable share their aval objects
+            return True
         return (isinstance(other, ShapedArray) and self.shape == other.shape
                 and self.dtype == other.dtype and self.weak_type == other.weak_type)
 
@@ -93,8 +95,10 @@ class TypedScalar:
     def of(cls, value, dtype, weak_type: bool = True) -> TypedScalar:
         """A shared instance for a Python scalar: loops reusing constants skip the conversion
         and the host-to-device copy. Floats key on their sign too, so -0.0 stays -0.0."""
-        sign = math.copysign(1.0, value) if isinstance(value, float) else 0
-        key = (type(value), value, sign, dtype, weak_type)
+        kind = type(value)
+        # only a float zero needs its sign in the key (0.0 == -0.0); skip copysign otherwise
+        sign = math.copysign(1.0, value) if kind is float and not value else 0
+        key = (kind, value, sign, dtype, weak_type)
         try:
             hit = _shared_scalars.get(key)
         except TypeError:

@@ -25,12 +25,18 @@ class EvalTrace(Trace):
     name = "eager"
 
     def process_primitive(self, primitive, args, params) -> list:
-        arrays = [x if type(x) is Array else self._to_array(x) for x in args]
+        arrays = args
+        for x in args:  # the common case (all Arrays) converts nothing and builds no list
+            if type(x) is not Array:
+                arrays = [x if type(x) is Array else self._to_array(x) for x in args]
+                break
         if primitive.impl is not None:
             return primitive.impl(*arrays, **params)
         return apply_primitive(primitive, arrays, params)
 
     def _to_array(self, x) -> Array:
+        if type(x) is TypedScalar and x.array is not None:  # a constant already on the device
+            return x.array
         if isinstance(x, Tracer):
             self.check_foreign(x)
         return to_array(x)

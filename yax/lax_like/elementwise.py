@@ -16,6 +16,7 @@ def _unary(prim):
         return bind(prim, as_operand(x))
     op.__name__ = prim.name
     op.__doc__ = f"Elementwise `{prim.name}` (the `{prim.name}` primitive)."
+    op.primitive = prim  # lets yax.numpy bind directly when its operands need no conversion
     return op
 
 
@@ -26,6 +27,7 @@ def _nary(prim):
         return bind(prim, *(as_operand(a) for a in scalars_to_arrays(prim.name, args)))
     op.__name__ = prim.name
     op.__doc__ = f"Elementwise `{prim.name}` of arrays of one dtype (the `{prim.name}` primitive)."
+    op.primitive = prim  # lets yax.numpy bind directly when its operands need no conversion
     return op
 
 

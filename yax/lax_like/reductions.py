@@ -38,6 +38,7 @@ def _reduction(prim):
             return operand if hasattr(operand, "aval") else to_array(operand)
         return bind(prim, operand, axes=axes)
     op.__name__ = prim.name
+    op.primitive = prim  # lets yax.numpy bind directly when nothing needs converting
     op.__doc__ = (f"`{prim.name}` of `operand` over `axes` (a sequence of ints); the reduced axes "
                   f"disappear from the result's shape.")
     return op

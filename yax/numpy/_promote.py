@@ -132,8 +132,24 @@ def promote_args(name: str, *args) -> list:
         fast = _array_and_scalar(*args)
         if fast is not None:
             return fast
+    if _same_dtypes(args):  # e.g. `x @ w + b`: only the shapes need broadcasting
+        return promote_shapes(name, *args)
     check_arraylike(name, *args)
     return promote_shapes(name, *promote_dtypes(*args))
+
+
+def _same_dtypes(args) -> bool:
+    """Arrays/tracers (no scalars) of one dtype and weak type: dtype promotion is a no-op."""
+    first = getattr(args[0], "aval", None) if args else None
+    if first is None:
+        return False
+    for a in args:
+        if type(a) is TypedScalar or not isinstance(a, (Array, Tracer)):
+            return False
+        aval = a.aval
+        if aval.dtype != first.dtype or aval.weak_type != first.weak_type:
+            return False
+    return True
 
 
 def _array_and_scalar(a, b):
@@ -150,6 +166,67 @@ def _array_and_scalar(a, b):
         return None
     typed = TypedScalar.of(scalar, dt, weak)
     return [typed, arr] if a_scalar else [arr, typed]
+
+
+INEXACT_DTYPES = frozenset(d for d in dtypes.SUPPORTED if dtypes.is_inexact(d))
+_INT_DTYPES = frozenset(d for d in dtypes.SUPPORTED if dtypes.is_int(d))
+
+
+def is_operand(x) -> bool:
+    """An Array or a tracer: a value the primitives take as it is."""
+    return type(x) is Array or isinstance(x, Tracer)
+
+
+def fast_binary_operands(x1, x2, inexact_only: bool):
+    """The operands a binary ufunc binds when promotion has nothing to do, or None.
+
+    Covers two Arrays/tracers of one aval (inexact dtypes only under `inexact_only`) and a
+    strongly typed Array or tracer meeting a Python float or int that takes its dtype
+    (`x * 2.0`); the result is exactly what `promote_args`/`promote_args_inexact` would give.
+    """
+    if is_operand(x1):
+        if is_operand(x2):
+            aval = x1.aval
+            if (aval is x2.aval or aval == x2.aval) and (
+                    not inexact_only or aval.dtype in INEXACT_DTYPES):
+                return x1, x2
+            return None
+        typed = _scalar_taking_dtype(x2, x1.aval, inexact_only)
+        return None if typed is None else (x1, typed)
+    if is_operand(x2):
+        typed = _scalar_taking_dtype(x1, x2.aval, inexact_only)
+        return None if typed is None else (typed, x2)
+    return None
+
+
+def _scalar_taking_dtype(scalar, aval, inexact_only: bool):
+    """A Python float/int meeting a strongly typed array whose dtype wins (JAX's lattice: a
+    weak float gives way to any inexact dtype, a weak int to any int or inexact dtype)."""
+    kind = type(scalar)
+    if aval.weak_type or (kind is not float and kind is not int):
+        return None
+    dt = aval.dtype
+    if dt in INEXACT_DTYPES or (kind is int and not inexact_only and dt in _INT_DTYPES):
+        return _strong_scalar(scalar, dt)
+    return None
+
+
+_strong_scalars: dict = {}
+
+
+def _strong_scalar(value, dt):
+    """`TypedScalar.of(value, dt, False)`, shared per (value, dtype). With the dtype fixed, an int
+    and an equal float give the same constant; zeros (signed) and NaNs take the general path."""
+    if not value or value != value:
+        return TypedScalar.of(value, dt, False)
+    key = (value, dt)
+    hit = _strong_scalars.get(key)
+    if hit is None:
+        hit = TypedScalar.of(value, dt, False)
+        if len(_strong_scalars) > 1024:
+            _strong_scalars.clear()
+        _strong_scalars[key] = hit
+    return hit
 
 
 def _same_avals(args) -> bool:

@@ -16,9 +16,10 @@ import numpy as np
 from yax import errors
 from yax import lax_like as lax
 from yax.core import dtypes
-from yax.core.trace import Tracer
+from yax.core.trace import Tracer, bind
 from yax.numpy import ufuncs
 from yax.numpy._promote import (
+    INEXACT_DTYPES,
     broadcast_shapes,
     check_arraylike,
     promote_dtypes_inexact,
@@ -107,6 +108,19 @@ def _reduce(name, lax_fn, a, axis, keepdims, dt, where, fill):
     return _keepdims(out, a.shape, axes) if keepdims else out
 
 
+_ALL_AXES = tuple(tuple(range(n)) for n in range(8))
+
+
+def _fast_full_reduction(prim, a):
+    """Fast path (issue 11): `sum(x)` of a strongly typed inexact Array/tracer of rank >= 1 binds
+    the reduction over all axes directly; `_reduce` would convert nothing and check nothing."""
+    aval = a.aval
+    if aval.weak_type or not 0 < len(aval.shape) < len(_ALL_AXES) or (
+            aval.dtype not in INEXACT_DTYPES):
+        return None
+    return bind(prim, a, axes=_ALL_AXES[len(aval.shape)])
+
+
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
         promote_integers: bool = True):
     """Sum over `axis` (all axes by default).
@@ -118,6 +132,11 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
       >>> jnp.sum(jnp.ones((2, 3)), axis=0)
       Array([2., 2., 2.], dtype=float32)
     """
+    if ((type(a) is Array or isinstance(a, Tracer)) and axis is None and dtype is None
+            and out is None and not keepdims and initial is None and where is None):
+        fast = _fast_full_reduction(lax.reduce_sum.primitive, a)
+        if fast is not None:
+            return fast
     _check_out("sum", out)
     dt = _sum_dtype(_operand("sum", a).dtype, dtype, promote_integers)
     result = _reduce("sum", lax.reduce_sum, a, axis, keepdims, dt, where, 0)

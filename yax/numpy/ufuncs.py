@@ -11,6 +11,7 @@ import numpy as np
 
 from yax import lax_like as lax
 from yax.core import dtypes
+from yax.core.trace import bind
 from yax.numpy import _promote
 from yax.numpy._promote import check_arraylike, promote_shapes
 
@@ -67,8 +68,21 @@ def _is_int_or_bool(x) -> bool:
     return dtypes.is_int(dt) or dtypes.is_bool(dt)
 
 
+# Fast paths (eager dispatch overhead, issue 11): when the general promotion would hand the
+# operands on unchanged, bind the primitive directly. `_PASS_DTYPES[promote]` is the set of dtypes
+# an operand may have for that to hold (None: any dtype); a promotion rule missing from the table
+# has no fast path.
+_PASS_DTYPES = {promote_args: None, promote_args_inexact: _promote.INEXACT_DTYPES}
+
+
 def _make_unary(name, lax_fn, promote, doc):
+    prim = getattr(lax_fn, "primitive", None)
+    fast = prim is not None and promote in _PASS_DTYPES
+    passing = _PASS_DTYPES.get(promote)
+
     def fn(x, /):
+        if fast and _promote.is_operand(x) and (passing is None or x.aval.dtype in passing):
+            return bind(prim, x)
         (x,) = promote(name, x)
         return lax_fn(x)
     fn.__name__ = fn.__qualname__ = name
@@ -77,7 +91,15 @@ def _make_unary(name, lax_fn, promote, doc):
 
 
 def _make_binary(name, lax_fn, promote, doc):
+    prim = getattr(lax_fn, "primitive", None)
+    fast = prim is not None and promote in _PASS_DTYPES
+    inexact_only = _PASS_DTYPES.get(promote) is not None
+
     def fn(x1, x2, /):
+        if fast:
+            operands = _promote.fast_binary_operands(x1, x2, inexact_only)
+            if operands is not None:
+                return bind(prim, *operands)
         x1, x2 = promote(name, x1, x2)
         return lax_fn(x1, x2)
     fn.__name__ = fn.__qualname__ = name

@@ -13,7 +13,7 @@ from yax import errors, lax
 from yax.lax_like import linalg as lax_linalg
 from yax.numpy import linalg as jnp_linalg
 from yax.numpy.linalg._solve import _as_columns, lu_solve_factored
-from yax.numpy.linalg._util import C, as_matrix, as_matrix_pair
+from yax.numpy.linalg._util import C, as_matrix, as_matrix_pair, compiled_when_eager
 from yax.primitives.linalg.lu import lu_pivots_to_permutation, permutation_matrix
 
 __all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu",
@@ -32,6 +32,7 @@ def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: 
     return cholesky(a, lower=lower, overwrite_a=overwrite_a, check_finite=check_finite), lower
 
 
+@compiled_when_eager
 def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = True):
     """Solve a x = b given cho_factor(a) = (c, lower)."""
     del overwrite_b, check_finite
@@ -49,6 +50,7 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
 _TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
 
 
+@compiled_when_eager
 def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False,
                      overwrite_b: bool = False, debug=None, check_finite: bool = True):
     """Solve op(a) x = b for triangular a; op = identity, transpose (trans=1 or 'T') or
@@ -65,6 +67,7 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
     return restore(x)
 
 
+@compiled_when_eager
 def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
     """(lu, piv) as LAPACK getrf gives them (0-based pivots), for lu_solve."""
     del overwrite_a, check_finite
@@ -73,6 +76,7 @@ def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
     return lu_, piv
 
 
+@compiled_when_eager
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b: bool = False, check_finite: bool = True):
     """Solve op(a) x = b given lu_factor(a); trans as in solve_triangular."""
     del overwrite_b, check_finite
@@ -88,6 +92,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b: bool = False, check_finite: bo
     return restore(lu_solve_factored(lu_, perm, b, _TRANS[trans]))
 
 
+@compiled_when_eager
 def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """a = p @ l @ u with p a permutation matrix, l (m, k) unit lower, u (k, n) upper.
 
@@ -107,6 +112,7 @@ def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool
     return p, l_, u_
 
 
+@compiled_when_eager
 def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
           check_finite: bool = True, assume_a: str = "gen"):
     """Solve a x = b. assume_a='pos' uses a Cholesky factorisation (reading the `lower` or upper
@@ -135,6 +141,7 @@ def det(a, overwrite_a: bool = False, check_finite: bool = True):
     return jnp_linalg.det(a)
 
 
+@compiled_when_eager
 def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a: bool = False,
          overwrite_b: bool = False, type: int = 1, check_finite: bool = True,  # noqa: A002
          subset_by_index=None, subset_by_value=None, driver=None):
@@ -150,6 +157,7 @@ def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a:
     return w if eigvals_only else (w, v)
 
 
+@compiled_when_eager
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
         check_finite: bool = True, lapack_driver: str = "gesdd"):
     """(u, s, vh) with a = u @ diag(s) @ vh, or s when compute_uv is False."""
@@ -158,6 +166,7 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: boo
     return out if not compute_uv else tuple(out)
 
 
+@compiled_when_eager
 def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: bool = False,
        check_finite: bool = True):
     """QR: mode 'full' (q (m, m)), 'economic' (q (m, k)) or 'r' (returns (r,))."""
@@ -202,6 +211,7 @@ def _pade13(a):
     return u, v
 
 
+@compiled_when_eager
 def expm(A, *, upper_triangular: bool = False, max_squarings: int = MAX_SQUARINGS):
     """The matrix exponential of square matrices (..., n, n): Pade(13) with scaling and squaring.
 

@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 from yax import errors
 from yax.lax_like import linalg as lax_linalg
-from yax.numpy.linalg._util import C, as_matrix
+from yax.numpy.linalg._util import C, as_matrix, compiled_when_eager
 
 
 class QRResult(NamedTuple):
@@ -25,6 +25,7 @@ class SVDResult(NamedTuple):
     Vh: object
 
 
+@compiled_when_eager
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     """Cholesky factor of Hermitian positive definite matrices (NaN if not positive definite).
 
@@ -42,6 +43,7 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     return C.H(low) if upper else low
 
 
+@compiled_when_eager
 def qr(a, mode: str = "reduced"):
     """QR decomposition.
 
@@ -61,6 +63,7 @@ def qr(a, mode: str = "reduced"):
     return r if mode == "r" else QRResult(q, r)
 
 
+@compiled_when_eager
 def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True):
     """Eigenvalues (ascending) and eigenvectors (columns) of Hermitian matrices.
 
@@ -92,6 +95,7 @@ def _uplo(name: str, UPLO) -> bool:
     raise errors.YaxError(f"{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
 
 
+@compiled_when_eager
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
     """Singular value decomposition a = U @ diag(S) @ Vh.
 

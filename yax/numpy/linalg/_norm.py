@@ -6,6 +6,7 @@ import numpy as np
 
 from yax import errors
 from yax.numpy._promote import check_arraylike, promote_dtypes_inexact, to_operand
+from yax.numpy.linalg._util import compiled_when_eager
 
 
 def _jnp():
@@ -68,6 +69,7 @@ def _matrix_norm(x, ord, axes, keepdims):
     return out
 
 
+@compiled_when_eager
 def norm(x, ord=None, axis=None, keepdims: bool = False):
     """Vector or matrix norm, with NumPy's semantics.
 
@@ -102,6 +104,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     raise errors.ShapeError(f"norm: axis must name one or two axes, got {axis!r}")
 
 
+@compiled_when_eager
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
     """The array API's vector norm: over all elements when axis is None, else over `axis`
     (an int or a tuple, flattened together)."""

@@ -14,7 +14,14 @@ import numpy as np
 from yax import errors, lax
 from yax.lax_like import linalg as lax_linalg
 from yax.numpy.linalg._decomp import svd
-from yax.numpy.linalg._util import C, as_matrix, as_matrix_pair, broadcast_batch_dims, eps
+from yax.numpy.linalg._util import (
+    C,
+    as_matrix,
+    as_matrix_pair,
+    broadcast_batch_dims,
+    compiled_when_eager,
+    eps,
+)
 from yax.primitives.linalg.lu import permutation_matrix
 
 
@@ -61,6 +68,7 @@ def _as_columns(name: str, a, b):
     return a, b, restore
 
 
+@compiled_when_eager
 def solve(a, b):
     """Solve a x = b for x (LU with partial pivoting).
 
@@ -78,6 +86,7 @@ def solve(a, b):
     return restore(lu_solve_factored(lu, perm, b))
 
 
+@compiled_when_eager
 def inv(a):
     """The inverse of square matrices (..., n, n); inf/NaN for singular ones."""
     a = as_matrix("inv", a, square=True)
@@ -99,12 +108,14 @@ def _lu_parts(name: str, a):
     return C.diag_part(lu), parity
 
 
+@compiled_when_eager
 def det(a):
     """Determinants of square matrices (..., n, n) -> (...,), from the LU factorisation."""
     diag, parity = _lu_parts("det", a)
     return lax.mul(parity, lax.reduce_prod(diag, (diag.ndim - 1,)))
 
 
+@compiled_when_eager
 def slogdet(a):
     """sign and log|det| of square matrices: SlogdetResult(sign, logabsdet), each (...,).
 
@@ -138,6 +149,7 @@ def _pinv_from_svd(u, s, vh, keep):
     return C.matmul(C.H(vh), C.scale_rows(C.H(u), s_inv))
 
 
+@compiled_when_eager
 def pinv(a, rtol=None, hermitian: bool = False):
     """Moore-Penrose pseudo-inverse (..., m, n) -> (..., n, m), via the SVD.
 
@@ -152,6 +164,7 @@ def pinv(a, rtol=None, hermitian: bool = False):
     return _pinv_from_svd(u, s, vh, _svd_cutoff(s, rtol, a.dtype, m, n))
 
 
+@compiled_when_eager
 def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     """Least-squares solution of a x = b via the SVD.
 
@@ -184,6 +197,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     return x, resid, rank, s
 
 
+@compiled_when_eager
 def matrix_power(a, n: int):
     """a @ a @ ... (n times) for square (..., m, m) matrices; n may be 0 (identity) or negative
     (powers of the inverse). Binary exponentiation: O(log n) products."""
@@ -205,6 +219,7 @@ def matrix_power(a, n: int):
     return result
 
 
+@compiled_when_eager
 def matrix_rank(M, rtol=None, *, tol=None):
     """Number of singular values above rtol * max(s) (default rtol: max(m, n) * eps)."""
     M = as_matrix("matrix_rank", M)
@@ -216,6 +231,7 @@ def matrix_rank(M, rtol=None, *, tol=None):
     return lax.reduce_sum(lax.convert_element_type(keep, np.int32), (s.ndim - 1,))
 
 
+@compiled_when_eager
 def cond(x, p=None):
     """Condition number: s_max / s_min for p in (None, 2), s_min / s_max for -2, otherwise
     norm(x, p) * norm(inv(x), p)."""

@@ -579,10 +579,12 @@ def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
 
 
 def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
+    """The leaves of `tree`, left to right (`is_leaf` stops the descent early)."""
     return tree_flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+    """The `PyTreeDef` of `tree`: its structure without the leaves."""
     return tree_flatten(tree, is_leaf)[1]
 
 
@@ -637,11 +639,13 @@ def _up_to_for(treedef: PyTreeDef, tree: Any, index: int, fn: str) -> list:
 
 
 def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every leaf of `tree` is truthy."""
     return all(tree_leaves(tree, is_leaf))
 
 
 def tree_reduce(function: Callable[[Any, Any], Any], tree: Any, initializer: Any = _MISS,
                 is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Fold `function` over the leaves of `tree` left to right (from `initializer` if given)."""
     leaves = tree_leaves(tree, is_leaf)
     if initializer is _MISS:
         return functools.reduce(function, leaves)
@@ -696,6 +700,7 @@ def tree_flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = No
 
 def tree_leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
                           ) -> list[tuple[tuple, Any]]:
+    """`(key_path, leaf)` pairs for every leaf of `tree`, left to right."""
     return tree_flatten_with_path(tree, is_leaf)[0]
 
 

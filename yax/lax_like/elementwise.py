@@ -68,6 +68,7 @@ def round(x, rounding_method=0):
 
 
 class RoundingMethod:
+    """How `lax.round` breaks ties: AWAY_FROM_ZERO (0) or TO_NEAREST_EVEN (1), as in JAX."""
     AWAY_FROM_ZERO = 0
     TO_NEAREST_EVEN = 1
 
@@ -87,10 +88,12 @@ def integer_pow(x, y: int):
 
 
 def square(x):
+    """Elementwise `x * x`."""
     return integer_pow(x, 2)
 
 
 def reciprocal(x):
+    """Elementwise `1 / x`."""
     return integer_pow(x, -1)
 
 

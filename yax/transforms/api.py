@@ -42,10 +42,12 @@ def block_until_ready(x):
 
 
 def devices(platform: str | None = None) -> list:
+    """The devices of `platform` (default: the backend in use), as jaxlib Device objects."""
     return backend.devices(platform)
 
 
 def default_backend() -> str:
+    """The backend in use: "cpu", or "gpu" when one is present (`YAX_PLATFORM` overrides)."""
     return backend.platform()
 
 

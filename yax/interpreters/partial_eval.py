@@ -108,6 +108,12 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: list[bool],
 # recorded structure.
 
 
+class TapeNotApplicable(Exception):
+    """Raised inside a function being taped when a construct needs the general path: custom
+    derivative rules must be called as JAX calls them (with concrete primal values, under a
+    JVP trace), which recording cannot do. The caller runs the general path instead."""
+
+
 class TapeTracer(StagingTracer):
     """A value of the tape being recorded: its variable, and its concrete value once computed."""
 

@@ -28,6 +28,34 @@ def leaf_aval(x, path: str = "") -> ShapedArray:
                     f"(static_argnums/static_argnames)")
 
 
+def non_array_argument_error(fun, args, kwargs, static_pos) -> TypeError:
+    """The error for a jit argument leaf that is not an array, naming its pytree path as the
+    user wrote it (`d['name']`, `args[1][0]`) and the fix."""
+    from yax import tree_util
+    try:
+        import inspect
+        params = [p.name for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    named = [(params[i] if i < len(params) else f"args[{i}]", a)
+             for i, a in enumerate(args) if i not in static_pos]
+    named += [(k, v) for k, v in kwargs.items()]
+    for name, value in named:
+        for path, leaf in tree_util.tree_flatten_with_path(value)[0]:
+            try:
+                leaf_aval(leaf)
+            except TypeError:
+                fname = getattr(fun, "__name__", "the function")
+                where = name + tree_util.keystr(path)
+                return TypeError(
+                    f"{fname} was called with a non-array value of type {type(leaf).__name__} "
+                    f"at {where}: jit traces its array arguments, so every leaf must be an array "
+                    f"or a scalar. Mark that argument static (static_argnums/static_argnames) "
+                    f"or pass it through a closure instead")
+    return TypeError("a jit argument is not an array; pass arrays, scalars or pytrees of them")
+
+
 def canonical_leaf(x):
     """Arrays and tracers pass through; NumPy data and Python scalars become Arrays (weak for
     Python scalars), so transformations only ever see values with avals."""

@@ -20,7 +20,7 @@ from yax.interpreters import eager
 from yax.interpreters import jvp as jvp_interp
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
 from yax.interpreters.eval_jaxpr import eval_jaxpr
-from yax.interpreters.partial_eval import TapeTracer, linearize_flat, record_tape
+from yax.interpreters.partial_eval import TapeNotApplicable, TapeTracer, linearize_flat, record_tape
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.transpose import (
     UndefinedPrimal,
@@ -169,7 +169,10 @@ def _eager_vjp_flat(flat_fun, p_leaves):
     cached per recorded structure (never per function: a different branch records a different
     program)."""
     primals = list(p_leaves)
-    outs, tape_jaxpr, tape = record_tape(flat_fun, primals)
+    try:
+        outs, tape_jaxpr, tape = record_tape(flat_fun, primals)
+    except TapeNotApplicable:  # e.g. a custom_jvp/custom_vjp call: JAX's call semantics
+        return _traced_vjp_flat(flat_fun, p_leaves)
     structure = _reusable_structure(tape_jaxpr)
     speculated = _speculative_grad(outs, tape_jaxpr, structure, primals)
     if speculated is not None:

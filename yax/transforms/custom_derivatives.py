@@ -33,7 +33,7 @@ from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
 from yax.interpreters.batching import BatchTrace
 from yax.interpreters.eager import EVAL_TRACE, to_array
 from yax.interpreters.jvp import JVPTrace, JVPTracer
-from yax.interpreters.partial_eval import PartialEvalTrace
+from yax.interpreters.partial_eval import PartialEvalTrace, TapeNotApplicable, TapeTrace
 from yax.interpreters.staging import StagingTrace, closure_convert, trace_to_jaxpr
 from yax.lax_like._util import as_operand, describe_function
 from yax.primitives.custom_derivatives import (
@@ -92,6 +92,8 @@ class _CustomFunction:
         args = self._positional(args, kwargs)
         self._check_defined()
         owner = _owning_trace(tree_util.tree_leaves(args))
+        if isinstance(owner, TapeTrace):  # eager grad's recording: take the general path
+            raise TapeNotApplicable(self.fun)
         if owner is EVAL_TRACE and current_trace() is EVAL_TRACE:
             return self.fun(*args)  # no transformation at all: just run it
         try:

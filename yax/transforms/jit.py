@@ -36,7 +36,12 @@ from yax.primitives.call import pjit_p
 from yax.runtime import backend, dispatch, executable
 from yax.runtime.array import Array
 from yax.runtime.lru import LRUCache
-from yax.transforms._args import check_hashable_static, leaf_aval, normalize_argnums
+from yax.transforms._args import (
+    check_hashable_static,
+    leaf_aval,
+    non_array_argument_error,
+    normalize_argnums,
+)
 
 _log = logging.getLogger("yax")
 _NO_FASTPATH = object()
@@ -140,6 +145,17 @@ class _Entry:
             except Exception:  # jaxlib refused our data: keep this entry on the Python path
                 self.fastpath = None
         return self.fastpath
+
+
+def _check_argnums_in_range(fun, option: str, argnums, n_positional: int) -> None:
+    bad = sorted(i for i in argnums if not -n_positional <= i < n_positional)
+    if bad:
+        name = getattr(fun, "__name__", "the function")
+        raise errors.StaticArgumentError(
+            f"jit({name}, {option}={tuple(sorted(argnums))}): index {bad[0]} is out of range, "
+            f"{name} accepts {n_positional} positional argument(s) (valid indices "
+            f"{-n_positional}..{n_positional - 1}); use static_argnames for keyword-only "
+            f"arguments")
 
 
 def _raise_if_deleted(leaves) -> None:
@@ -274,6 +290,11 @@ class JitFunction:
             return
         positional = [p.name for p in params
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if not any(p.kind is p.VAR_POSITIONAL for p in params):
+            _check_argnums_in_range(self._fun, "static_argnums", self._static_argnums,
+                                    len(positional))
+            _check_argnums_in_range(self._fun, "donate_argnums", self._donate_argnums,
+                                    len(positional))
         for i in list(self._static_argnums):
             if 0 <= i < len(positional):
                 self._static_argnames.add(positional[i])
@@ -375,7 +396,10 @@ class JitFunction:
         """(entry, flat dynamic leaves, whether the entry is cached), tracing on a miss."""
         statics, dyn_args, dyn_kwargs, static_pos = self._split_args(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
-        avals = tuple(leaf_aval(x) for x in leaves)
+        try:
+            avals = tuple(leaf_aval(x) for x in leaves)
+        except TypeError:
+            raise non_array_argument_error(self._fun, args, kwargs, static_pos) from None
         key = (in_tree, avals, statics, _CONFIG[0])
         state = self._state
         entry = state.entries.get(key)

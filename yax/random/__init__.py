@@ -46,3 +46,4 @@ from yax.random.keys import (  # noqa: F401
     wrap_key_data,
 )
 from yax.random.multivariate import multivariate_normal  # noqa: F401
+from yax.random.typed_keys import KeyDType, PRNGKeyArray, prng_key  # noqa: F401

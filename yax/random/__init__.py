@@ -47,3 +47,14 @@ from yax.random.keys import (  # noqa: F401
 )
 from yax.random.multivariate import multivariate_normal  # noqa: F401
 from yax.random.typed_keys import KeyDType, PRNGKeyArray, prng_key  # noqa: F401
+from yax.random.binomial import binomial, multinomial  # noqa: F401
+from yax.random.more import (  # noqa: F401
+    ball,
+    double_sided_maxwell,
+    f,
+    generalized_normal,
+    maxwell,
+    orthogonal,
+    triangular,
+    wald,
+)

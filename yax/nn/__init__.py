@@ -10,3 +10,4 @@ from yax.nn.activations import *  # noqa: F401,F403,E402
 from yax.nn import activations as _activations  # noqa: E402
 
 __all__ = [*__all__, *_activations.__all__]
+from yax.nn import initializers  # noqa: F401,E402

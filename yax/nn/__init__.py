@@ -11,3 +11,6 @@ from yax.nn import activations as _activations  # noqa: E402
 
 __all__ = [*__all__, *_activations.__all__]
 from yax.nn import initializers  # noqa: F401,E402
+from yax.nn.attention import dot_product_attention  # noqa: F401,E402
+
+__all__ = [*__all__, "dot_product_attention", "initializers"]

@@ -18,6 +18,7 @@ structure (for saving and restoring).
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections import namedtuple
 from typing import Any, Callable, NamedTuple
@@ -32,7 +33,7 @@ __all__ = [
     "clip_grads", "constant", "exponential_decay", "inverse_time_decay", "l2_norm",
     "make_schedule", "momentum", "nesterov", "optimizer", "pack_optimizer_state",
     "piecewise_constant", "polynomial_decay", "rmsprop", "rmsprop_momentum", "sgd", "sm3",
-    "unpack_optimizer_state",
+    "unpack_optimizer_state", "unzip2", "safe_map", "safe_zip", "map", "zip", "partial",
 ]
 
 Array = Any
@@ -61,7 +62,8 @@ class Optimizer(NamedTuple):
     params_fn: ParamsFn
 
 
-def _unzip2(pairs):
+def unzip2(pairs):
+    """Split an iterable of pairs into a tuple of firsts and a tuple of seconds."""
     firsts, seconds = [], []
     for a, b in pairs:
         firsts.append(a)
@@ -80,7 +82,7 @@ def optimizer(opt_maker):
         @functools.wraps(init)
         def tree_init(x0_tree):
             x0_flat, tree = tree_flatten(x0_tree)
-            states_flat, subtrees = _unzip2(tree_flatten(init(x0)) for x0 in x0_flat)
+            states_flat, subtrees = unzip2(tree_flatten(init(x0)) for x0 in x0_flat)
             return OptimizerState(states_flat, tree, subtrees)
 
         @functools.wraps(update)
@@ -92,10 +94,12 @@ def optimizer(opt_maker):
                     "optimizer update function was passed a gradient tree that did not match "
                     f"the parameter tree structure with which it was initialized: parameter "
                     f"tree {tree} and grad tree {grad_tree_def}.")
-            states = [tree_unflatten(s, f) for s, f in zip(subtrees, states_flat, strict=True)]
-            new_states = [update(i, g, s) for g, s in zip(grad_flat, states, strict=True)]
-            new_flat, new_subtrees = _unzip2(tree_flatten(s) for s in new_states)
-            for old, new in zip(subtrees, new_subtrees, strict=True):
+            states = [tree_unflatten(s, f)
+                      for s, f in builtins.zip(subtrees, states_flat, strict=True)]
+            new_states = [update(i, g, s)
+                          for g, s in builtins.zip(grad_flat, states, strict=True)]
+            new_flat, new_subtrees = unzip2(tree_flatten(s) for s in new_states)
+            for old, new in builtins.zip(subtrees, new_subtrees, strict=True):
                 if new != old:
                     raise TypeError(
                         "optimizer update function produced an output structure that did not "
@@ -105,7 +109,8 @@ def optimizer(opt_maker):
         @functools.wraps(get_params)
         def tree_get_params(opt_state):
             states_flat, tree, subtrees = opt_state
-            states = [tree_unflatten(s, f) for s, f in zip(subtrees, states_flat, strict=True)]
+            states = [tree_unflatten(s, f)
+                      for s, f in builtins.zip(subtrees, states_flat, strict=True)]
             return tree_unflatten(tree, [get_params(s) for s in states])
 
         return Optimizer(tree_init, tree_update, tree_get_params)
@@ -379,7 +384,8 @@ def unpack_optimizer_state(opt_state):
     """The optimizer state as a nested structure: the parameter tree with a `JoinPoint`
     holding each leaf's state (for pickling; no tree definitions inside)."""
     states_flat, tree_def, subtree_defs = opt_state
-    subtrees = [tree_unflatten(d, f) for d, f in zip(subtree_defs, states_flat, strict=True)]
+    subtrees = [tree_unflatten(d, f)
+                for d, f in builtins.zip(subtree_defs, states_flat, strict=True)]
     return tree_unflatten(tree_def, [JoinPoint(s) for s in subtrees])
 
 
@@ -389,5 +395,24 @@ def pack_optimizer_state(marked_pytree):
     if not all(isinstance(s, JoinPoint) for s in sentinels):
         raise TypeError("pack_optimizer_state expects the structure that "
                         "unpack_optimizer_state returns (JoinPoint leaves).")
-    states_flat, subtree_defs = _unzip2(tree_flatten(s.subtree) for s in sentinels)
+    states_flat, subtree_defs = unzip2(tree_flatten(s.subtree) for s in sentinels)
     return OptimizerState(states_flat, tree_def, subtree_defs)
+
+
+def safe_map(f, *args):
+    """`map` that insists on arguments of one length, returning a list."""
+    args = [list(a) for a in args]
+    if any(len(a) != len(args[0]) for a in args):
+        raise ValueError(f"safe_map: arguments of lengths {[len(a) for a in args]}")
+    return list(builtins.map(f, *args))
+
+
+def safe_zip(*args):
+    """`zip` that insists on arguments of one length, returning a list."""
+    return list(builtins.zip(*args, strict=True))
+
+
+# jax's module exports these names too (its map and zip are the safe versions).
+map = safe_map  # noqa: A001
+zip = safe_zip  # noqa: A001
+partial = functools.partial

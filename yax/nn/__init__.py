@@ -4,10 +4,10 @@
     probs = yax.nn.softmax(logits, axis=-1)
 """
 
+from yax.nn import activations as _activations  # noqa: E402
+from yax.nn.activations import *  # noqa: F401,F403,E402
 from yax.nn.functions import *  # noqa: F401,F403
 from yax.nn.functions import __all__  # noqa: F401
-from yax.nn.activations import *  # noqa: F401,F403,E402
-from yax.nn import activations as _activations  # noqa: E402
 
 __all__ = [*__all__, *_activations.__all__]
 from yax.nn import initializers  # noqa: F401,E402

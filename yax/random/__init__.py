@@ -4,6 +4,7 @@ Keys are uint32 arrays of shape (2,) (jax's raw key format); see docs/random.md.
 """
 
 from yax.random._checks import RandomArgumentError  # noqa: F401
+from yax.random.binomial import binomial, multinomial  # noqa: F401
 from yax.random.continuous import (  # noqa: F401
     cauchy,
     exponential,
@@ -45,9 +46,6 @@ from yax.random.keys import (  # noqa: F401
     split,
     wrap_key_data,
 )
-from yax.random.multivariate import multivariate_normal  # noqa: F401
-from yax.random.typed_keys import KeyDType, PRNGKeyArray, prng_key  # noqa: F401
-from yax.random.binomial import binomial, multinomial  # noqa: F401
 from yax.random.more import (  # noqa: F401
     ball,
     double_sided_maxwell,
@@ -58,3 +56,5 @@ from yax.random.more import (  # noqa: F401
     triangular,
     wald,
 )
+from yax.random.multivariate import multivariate_normal  # noqa: F401
+from yax.random.typed_keys import KeyDType, PRNGKeyArray, prng_key  # noqa: F401

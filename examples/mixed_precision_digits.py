@@ -22,13 +22,13 @@ sys.path.insert(0, os.path.dirname(_HERE))
 sys.path.insert(0, _HERE)
 
 import numpy as np  # noqa: E402
+from mlp_digits import init_params, load_data  # noqa: E402
 
 import yax  # noqa: E402
 import yax.numpy as jnp  # noqa: E402
 from yax import lax, nn  # noqa: E402
 from yax.example_libraries import optimizers  # noqa: E402
 from yax.mixed_precision import DynamicLossScale, Policy, all_finite, select_tree  # noqa: E402
-from mlp_digits import init_params, load_data  # noqa: E402
 
 opt_init, opt_update, get_params = optimizers.adam(2e-3)
 

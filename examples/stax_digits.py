@@ -20,12 +20,12 @@ sys.path.insert(0, os.path.dirname(_HERE))
 sys.path.insert(0, _HERE)
 
 import numpy as np  # noqa: E402
+from mlp_digits import load_data  # noqa: E402
 
 import yax  # noqa: E402
 import yax.numpy as jnp  # noqa: E402
 from yax import lax  # noqa: E402
 from yax.example_libraries import optimizers, stax  # noqa: E402
-from mlp_digits import load_data  # noqa: E402
 
 init_fun, predict = stax.serial(
     stax.Dense(128), stax.Relu, stax.Dense(64), stax.Relu, stax.Dense(10), stax.LogSoftmax)

@@ -74,3 +74,20 @@ def test_gp_regression_fits(capsys):
     assert 0.07 < result["noise"] < 0.13  # the data were generated with noise 0.1
     assert result["rmse"] < 0.1
     assert "test RMSE" in out
+
+
+def test_stax_digits_accuracy(capsys):
+    acc = _run_example("stax_digits", epochs=8)
+    out = capsys.readouterr().out
+    assert acc > 0.94
+    match = re.search(r"test accuracy: ([0-9.]+)", out)
+    assert match and float(match.group(1)) == round(acc, 4)
+
+
+def test_mixed_precision_digits(capsys):
+    result = _run_example("mixed_precision_digits", epochs=8)
+    out = capsys.readouterr().out
+    assert result["float32_accuracy"] > 0.94
+    assert abs(result["mixed_accuracy"] - result["float32_accuracy"]) <= 0.01
+    assert result["steps_applied"] > 0 and result["final_loss_scale"] >= 1.0
+    assert "float32 test accuracy" in out and "compute=bfloat16" in out

@@ -35,6 +35,7 @@ from yax import nn, scipy  # noqa: E402,F401
 from yax import ad_checkpoint, checkpoint_policies  # noqa: E402,F401
 from yax import ops, tree  # noqa: E402,F401
 from yax import random  # noqa: E402,F401
+from yax import example_libraries, mixed_precision  # noqa: E402,F401
 from yax import dtypes, image  # noqa: E402,F401
 from yax import debug, experimental  # noqa: E402,F401
 from yax.experimental.callbacks import effects_barrier, pure_callback  # noqa: E402,F401

@@ -5,6 +5,7 @@ Keys are uint32 arrays of shape (2,) (jax's raw key format); see docs/random.md.
 
 from yax._missing import module_getattr as _module_getattr  # noqa: E402
 from yax.random._checks import RandomArgumentError  # noqa: F401
+from yax.random.binomial import binomial, multinomial  # noqa: F401
 from yax.random.continuous import (  # noqa: F401
     cauchy,
     exponential,
@@ -46,6 +47,17 @@ from yax.random.keys import (  # noqa: F401
     split,
     wrap_key_data,
 )
+from yax.random.more import (  # noqa: F401
+    ball,
+    double_sided_maxwell,
+    f,
+    generalized_normal,
+    maxwell,
+    orthogonal,
+    triangular,
+    wald,
+)
 from yax.random.multivariate import multivariate_normal  # noqa: F401
+from yax.random.typed_keys import KeyDType, PRNGKeyArray, prng_key  # noqa: F401
 
 __getattr__ = _module_getattr(__name__, "jax.random")  # JAX names yax lacks

@@ -21,8 +21,8 @@ class RandomArgumentError(errors.YaxError, ValueError):
     `method`, more samples without replacement than the population, ...)."""
 
 
-KEY_HINT = ("A PRNG key is a uint32 array of shape (2,) made by yax.random.PRNGKey(seed), "
-            "yax.random.key(seed), split or fold_in.")
+KEY_HINT = ("A PRNG key is a typed key made by yax.random.key(seed) or a raw uint32 array of "
+            "shape (2,) made by yax.random.PRNGKey(seed) (or split/fold_in of either).")
 
 
 def _describe(x) -> str:
@@ -33,8 +33,11 @@ def _describe(x) -> str:
 
 
 def as_key(name: str, key, *, allow_batched: bool = False):
-    """Check that `key` is a single uint32[2] key (or a batch of them) and return it as an
-    Array or tracer."""
+    """Check that `key` is a single uint32[2] key (or a batch of them), raw or typed (a
+    `PRNGKeyArray`, which is unwrapped), and return its data as an Array or tracer."""
+    from yax.random.typed_keys import PRNGKeyArray
+    if isinstance(key, PRNGKeyArray):
+        key = key._data
     if not isinstance(key, (Array, Tracer)):
         if not isinstance(key, (np.ndarray, np.generic, list, tuple)):
             raise errors.DTypeError(

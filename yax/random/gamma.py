@@ -8,8 +8,8 @@ log u < x^2/2 + d (1 - v + log v). Shapes a < 1 sample Gamma(a + 1) and multiply
 The key for element i of the result is `split(key, n)[i]`; inside each element's loop the keys
 are split in the same pattern as jax's, and the per-element loops run under `vmap` (a batched
 `while_loop`, where each lane stops when it is accepted), so draws are bit-identical to
-`jax.random.gamma`. Gradients with respect to `a` are not implemented (reverse mode through the
-rejection loop raises `WhileLoopReverseModeError`).
+`jax.random.gamma`. Gradients with respect to `a` are implicit-reparameterisation gradients
+(gamma_grad.py), for gamma, loggamma, beta and dirichlet alike.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from yax.random import _checks, threefry
 from yax.random._barrier import opaque, optimization_barrier
 from yax.random._kernel import Kernel
 from yax.random.continuous import _const, _exponential, _normal, _uniform
+from yax.random.gamma_grad import reparameterized
 from yax.transforms.vmap import vmap
 
 
@@ -87,13 +88,21 @@ def _gamma_one(key, alpha, log_space: bool):
     return lax.mul(lax.mul(d, v3), boost)
 
 
+def _gamma_flat(key, flat_a, log_space):
+    keys = threefry.split(key, (flat_a.shape[0],))
+    return vmap(lambda k, al: _gamma_one(k, al, log_space))(keys, flat_a)
+
+
+# Per-element draws with the implicit-reparameterisation derivative in `a` (gamma_grad.py).
+_gamma_draws = reparameterized(lambda key, a: _gamma_flat(key, a, False), log_space=False)
+_loggamma_draws = reparameterized(lambda key, a: _gamma_flat(key, a, True), log_space=True)
+
+
 def _gamma(key, a, shape, dtype, log_space=False):
     # Opaque: XLA must not fold log(a - 1/3) etc. of a constant `a` on the host.
     a = jnp.broadcast_to(opaque(lax.convert_element_type(a, dtype), key), shape)
-    n = math.prod(shape)
-    keys = threefry.split(key, (n,))
-    flat = jnp.reshape(a, (n,))
-    samples = vmap(lambda k, al: _gamma_one(k, al, log_space))(keys, flat)
+    flat = jnp.reshape(a, (math.prod(shape),))
+    samples = (_loggamma_draws if log_space else _gamma_draws)(flat, key)
     return jnp.reshape(samples, shape)
 
 

@@ -1,9 +1,11 @@
 """PRNG keys: making them from seeds, splitting, folding in data.
 
-A key is a plain uint32 array of shape (2,) (jax's "raw" or legacy key format). `key(seed)` returns
-the same raw key as `PRNGKey(seed)`: yax has no typed key dtype, so `key_data`/`wrap_key_data` are
-identities that only validate. Keys are ordinary arrays, so they pass through `jit`, `vmap`,
-`scan` and `fori_loop` like any other value; a batch of keys is an array of shape (..., 2).
+Two kinds of key, as in jax: `PRNGKey(seed)` returns a raw key, a plain uint32 array of shape
+(2,) (a batch of raw keys has shape (..., 2)); `key(seed)` returns a typed key, a
+`PRNGKeyArray` of shape () and dtype `key<fry>` over the same data (see typed_keys.py).
+`key_data` and `wrap_key_data` convert between the two. `split` and `fold_in` return keys of the
+kind they are given; every sampler accepts both. Both kinds pass through `jit`, `vmap`, `scan`
+and `fori_loop` (raw keys as arrays, typed keys as pytree nodes over their data).
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from yax.core.trace import Tracer
 from yax.interpreters import eager
 from yax.random import _checks, threefry
 from yax.random._kernel import Kernel
+from yax.random.typed_keys import IMPL_NAME as _IMPL_NAME
+from yax.random.typed_keys import PRNGKeyArray, rewrap_like
 from yax.runtime.array import Array
 from yax.transforms.jit import jit
-
-_IMPL_NAME = "threefry2x32"
 
 _seed_kernel = jit(threefry.seed)
 _split_kernel = Kernel(threefry.split)
@@ -94,29 +96,35 @@ def PRNGKey(seed, *, impl=None):
     return _seed_from_numpy("PRNGKey", seed)
 
 
-def key(seed, *, impl=None, dtype=None):
-    """A PRNG key made from an integer seed.
+def key(seed, *, impl=None):
+    """A typed PRNG key made from an integer seed, as `jax.random.key`.
 
-    Unlike `jax.random.key`, which returns a typed scalar key, this returns the same raw uint32[2]
-    key as `PRNGKey` (yax has no key dtype). Every yax.random function accepts it, and the draws
-    equal jax's for `jax.random.key(seed)`.
+    Returns:
+      A `PRNGKeyArray` of shape () and dtype `key<fry>` whose data is `PRNGKey(seed)`; every
+      yax.random function accepts it, and its draws equal jax's for `jax.random.key(seed)`.
+
+    Example:
+      >>> yax.random.key(0)  # doctest: +SKIP
+      Array((), dtype=key<fry>) overlaying:
+      [0 0]
     """
-    _check_impl("key", impl if dtype is None else dtype)
-    return PRNGKey(seed)
+    _check_impl("key", impl)
+    return PRNGKeyArray(PRNGKey(seed))
 
 
 def split(key, num=2):
     """Split a key into `num` new keys (an int, or a tuple giving the shape of the batch).
 
     Returns:
-      uint32 array of shape `(num, 2)` (or `(*num, 2)`), equal to `jax.random.split`.
+      For a raw key, a uint32 array of shape `(num, 2)` (or `(*num, 2)`); for a typed key, a
+      key array of shape `(num,)` (or `num`). Equal to `jax.random.split`.
 
     Example:
       >>> key, subkey = yax.random.split(yax.random.PRNGKey(0))
     """
-    key = _checks.as_key("split", key)
+    data = _checks.as_key("split", key)
     shape = _checks.static_shape("split", num, "num")
-    return _split_kernel(key, shape=shape)
+    return rewrap_like(key, _split_kernel(data, shape=shape))
 
 
 def fold_in(key, data):
@@ -125,7 +133,10 @@ def fold_in(key, data):
     Example:
       >>> step_key = yax.random.fold_in(yax.random.PRNGKey(0), 7)
     """
-    key = _checks.as_key("fold_in", key)
+    return rewrap_like(key, _fold_in(_checks.as_key("fold_in", key), data))
+
+
+def _fold_in(key, data):
     if isinstance(data, (Array, Tracer)):
         aval = data.aval
         if aval.ndim or not (dtypes.is_int(aval.dtype) or dtypes.is_bool(aval.dtype)):
@@ -149,14 +160,19 @@ def fold_in(key, data):
 
 
 def key_data(keys):
-    """The uint32 data of a key or batch of keys (yax keys are raw, so this is the input)."""
+    """The uint32 data of a key or batch of keys, shape `(*keys.shape, 2)` (a raw key is
+    returned as it is)."""
     return _checks.as_key("key_data", keys, allow_batched=True)
 
 
-def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
-    """The key(s) whose data is `key_bits_array` (a uint32 array of shape (..., 2))."""
-    _check_impl("wrap_key_data", impl if dtype is None else dtype)
-    return _checks.as_key("wrap_key_data", key_bits_array, allow_batched=True)
+def wrap_key_data(key_bits_array, *, impl=None):
+    """The typed key(s) whose data is `key_bits_array` (a uint32 array of shape (..., 2))."""
+    _check_impl("wrap_key_data", impl)
+    if isinstance(key_bits_array, PRNGKeyArray):
+        raise errors.DTypeError(
+            "yax.random.wrap_key_data takes raw uint32 key data, got a typed key array; use "
+            "yax.random.key_data(keys) to get its data.")
+    return PRNGKeyArray(_checks.as_key("wrap_key_data", key_bits_array, allow_batched=True))
 
 
 def key_impl(keys) -> str:

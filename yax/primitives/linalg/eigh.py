@@ -54,7 +54,9 @@ def safe_reciprocal_gaps(w):
     wj = lax.broadcast_in_dim(w, shape, tuple(range(nb)) + (nb + 1,))
     wi = lax.broadcast_in_dim(w, shape, tuple(range(nb)) + (nb,))
     gap = lax.sub(wj, wi)
-    same = lax.eq(gap, lax.broadcast_in_dim(np.zeros((), gap.dtype), shape, ()))
+    # compare the values, not their difference: compiled, `w[j] - w[i]` may be contracted with
+    # the product that made `w` (an FMA), leaving a rounding error instead of 0 on the diagonal
+    same = lax.eq(wj, wi)
     one = lax.broadcast_in_dim(np.ones((), gap.dtype), shape, ())
     return lax.select(same, C.zeros_like(gap), lax.div(one, lax.select(same, one, gap)))
 

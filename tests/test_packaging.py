@@ -52,12 +52,13 @@ def test_wheel_holds_every_module_and_the_metadata(wheel):
 
 def test_wheel_imports_in_a_fresh_venv(wheel, tmp_path):
     env_dir = tmp_path / "venv"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # only the wheel's yax
     venv.EnvBuilder(with_pip=False).create(env_dir)
     py = env_dir / "bin" / "python"
     # this environment's pip installs into the new one (`pip --python`), as `pip install` would
     subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--quiet",
                     "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True,
-                   timeout=300)
+                   timeout=300, env=env)
     # dependencies from this environment (a bare path entry: its .pth hooks, including the
     # editable install of this tree, are not run)
     site = pathlib.Path(subprocess.check_output(
@@ -68,7 +69,6 @@ def test_wheel_imports_in_a_fresh_venv(wheel, tmp_path):
             "assert '/venv/' in yax.__file__, yax.__file__; "
             "print(yax.__version__, float(yax.jit(yax.grad(lambda x: jnp.sum(x ** 2)))"
             "(jnp.ones(3))[0]))")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
     out = subprocess.run([str(py), "-c", code], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]

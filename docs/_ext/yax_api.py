@@ -50,8 +50,8 @@ def public_names(module) -> list[str]:
             continue
         if inspect.ismodule(obj) or not (callable(obj) or inspect.isclass(obj)):
             continue
-        if name in ("annotations",):
-            continue
+        if name in ("annotations",) or getattr(obj, "__module__", None) == "typing":
+            continue  # `from __future__` flags and type aliases (`InitFn = Callable[...]`)
         out.append(name)
     return out
 

@@ -113,6 +113,7 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
 
 
 Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
+Conv.__doc__ = "A 2-D convolution layer on NHWC inputs with HWIO kernels (`GeneralConv`)."
 
 
 def _conv_transpose_fns():
@@ -155,7 +156,9 @@ def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None
 
 
 Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
+Conv1DTranspose.__doc__ = "A 1-D transposed convolution layer on NHC inputs (HIO kernels)."
 ConvTranspose = functools.partial(GeneralConvTranspose, ("NHWC", "HWIO", "NHWC"))
+ConvTranspose.__doc__ = "A 2-D transposed convolution layer on NHWC inputs (HWIO kernels)."
 
 
 def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True,  # noqa: N802

@@ -88,7 +88,9 @@ def grad_rows() -> list:
 
 
 def run() -> list:
-    return eager_op_rows() + linalg_rows() + grad_rows()
+    """Linear algebra and autodiff rows (`make bench` gets the eager-op rows from
+    bench_dispatch; `python benchmarks/bench_eager.py` prints them too)."""
+    return linalg_rows() + grad_rows()
 
 
 if __name__ == "__main__":
@@ -96,4 +98,4 @@ if __name__ == "__main__":
     import sys
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from benchmarks.common import print_table
-    print_table(run())
+    print_table(eager_op_rows() + run())

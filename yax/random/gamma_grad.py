@@ -5,16 +5,10 @@ Figurnov et al., "Implicit Reparameterization Gradients", 2018):
 
     dx/da = -(dP(a, x)/da) / p(x; a)
 
-with P the regularised lower incomplete gamma function and p the density. From the series
-P(a, x) = x^a e^-x sum_n x^n / Gamma(a + n + 1), dividing by p = x^(a-1) e^-x / Gamma(a):
-
-    dx/da = -x sum_n exp(n log x + lgamma(a) - lgamma(a + n + 1)) (log x - digamma(a + n + 1))
-
-summed here over a fixed number of terms (the terms fall off once n exceeds x - a; `_TERMS`
-covers draws up to a few hundred). This is yax's own version of jax's `random_gamma_grad`
-(which the integrator may replace by a shared lax primitive); values agree with jax's to float
-rounding for moderate draws. Used by `gamma`, `loggamma`, `beta` and `dirichlet` (and what is
-built on them) through a custom JVP on the per-element draws.
+with P the regularised lower incomplete gamma function and p the density. The derivative is
+`lax.random_gamma_grad` (yax/primitives/special.py), the same primitive jax uses for it. Used by
+`gamma`, `loggamma`, `beta` and `dirichlet` (and what is built on them) through a custom JVP on
+the per-element draws.
 """
 
 from __future__ import annotations
@@ -24,19 +18,10 @@ from yax import numpy as jnp
 from yax.core import dtypes
 from yax.transforms.custom_derivatives import custom_jvp
 
-_TERMS = 512
-
 
 def sample_grad(a, x):
     """dx/da for Gamma(a, 1) draws x (elementwise, a and x of one shape)."""
-    safe_x = jnp.where(x > 0, x, jnp.ones_like(x))
-    n = jnp.arange(_TERMS, dtype=x.dtype)
-    a_, x_ = a[..., None], safe_x[..., None]
-    log_x = jnp.log(x_)
-    log_terms = n * log_x + lax.lgamma(a_) - lax.lgamma(a_ + n + 1)
-    terms = jnp.exp(log_terms) * (log_x - lax.digamma(a_ + n + 1))
-    grad = -safe_x * jnp.sum(terms, axis=-1)
-    return jnp.where(x > 0, grad, jnp.zeros_like(grad))
+    return lax.random_gamma_grad(a, x)
 
 
 def reparameterized(draw, log_space: bool):

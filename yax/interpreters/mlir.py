@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-from jaxlib.mlir.dialects import chlo, func  # noqa: F401  (re-exported for rules)
+from jaxlib.mlir.dialects import chlo, func, sdy  # noqa: F401  (re-exported; sdy: Shardy)
 from jaxlib.mlir.dialects import stablehlo as hlo  # noqa: F401
 
 from yax.core import dtypes
@@ -23,6 +23,7 @@ def make_context() -> ir.Context:
     ctx.load_all_available_dialects()
     hlo.register_dialect(ctx)
     chlo.register_dialect(ctx)
+    sdy.register_dialect(ctx)  # not loaded by load_all_available_dialects; needed by meshes
     return ctx
 
 

@@ -52,3 +52,25 @@ def devices(name: str | None = None) -> list:
 
 def default_device(name: str | None = None):
     return devices(name)[0]
+
+
+def process_index(name: str | None = None) -> int:
+    """This process's index among the processes of a multi-process run (0 otherwise)."""
+    try:
+        return int(client(name).process_index())
+    except Exception:  # a client without the notion: a single process
+        return 0
+
+
+def process_count(name: str | None = None) -> int:
+    """How many processes share the devices (1 unless yax.distributed.initialize ran)."""
+    return len({getattr(d, "process_index", 0) for d in devices(name)}) or 1
+
+
+def local_devices(name: str | None = None) -> list:
+    """The devices this process drives (all devices in a single-process run)."""
+    try:
+        return list(client(name).local_devices())
+    except Exception:
+        here = process_index(name)
+        return [d for d in devices(name) if getattr(d, "process_index", 0) == here]

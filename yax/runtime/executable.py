@@ -31,8 +31,11 @@ def _detect_fast_execute() -> bool:
 FAST_EXECUTE = _detect_fast_execute()
 
 
-def _result_handlers(out_avals, device):
-    """One jaxlib result handler per output (None where this jaxlib cannot make them)."""
+def _result_handlers(out_avals, device, out_shardings=None):
+    """One jaxlib result handler per output (None where this jaxlib cannot make them).
+
+    `out_shardings` (yax shardings, one per output) places outputs of a multi-device program.
+    """
     if not FAST_EXECUTE:
         return None
     try:
@@ -40,10 +43,17 @@ def _result_handlers(out_avals, device):
         from jaxlib import _jax
 
         from yax.runtime.transfer import sharding_of
-        sharding = sharding_of(device)
-        return [_jax.array_result_handler(_jax_core.ShapedArray(a.shape, a.dtype), sharding, True,
-                                          _skip_checks=True) for a in out_avals]
+        if out_shardings is None:
+            shardings = [sharding_of(device)] * len(out_avals)
+        else:
+            from yax.runtime.sharding_bridge import to_jax
+            shardings = [to_jax(s) for s in out_shardings]
+        return [_jax.array_result_handler(_jax_core.ShapedArray(a.shape, a.dtype), s, True,
+                                          _skip_checks=True)
+                for a, s in zip(out_avals, shardings, strict=True)]
     except Exception:  # an aval jaxlib does not know (or a changed signature): slow path
+        if out_shardings is not None:
+            raise
         return None
 
 
@@ -77,16 +87,26 @@ class Executable:
     """
 
     __slots__ = ("_exe", "in_avals", "out_avals", "device", "platform", "host_callbacks",
-                 "_handlers", "run", "__weakref__")
+                 "_handlers", "run", "devices", "mesh", "in_shardings", "out_shardings",
+                 "__weakref__")
 
-    def __init__(self, exe, in_avals, out_avals, device, platform, host_callbacks=()):
+    def __init__(self, exe, in_avals, out_avals, device, platform, host_callbacks=(),
+                 devices=None, mesh=None, out_shardings=None):
         self._exe = exe
         self.in_avals = tuple(in_avals)
         self.out_avals = tuple(out_avals)
         self.device = device
         self.platform = platform
         self.host_callbacks = tuple(host_callbacks)  # kept alive with the executable
-        self._handlers = _result_handlers(self.out_avals, device)
+        # several devices: partition p runs on devices[p]; shardings are yax shardings
+        self.devices = tuple(devices) if devices is not None else (device,)
+        self.mesh = mesh
+        self.in_shardings = None
+        self.out_shardings = None
+        if len(self.devices) > 1:
+            self.in_shardings, self.out_shardings = _compiled_shardings(
+                exe, self.in_avals, self.out_avals, self.devices, mesh, out_shardings)
+        self._handlers = _result_handlers(self.out_avals, device, self.out_shardings)
         self.run = self._bind_run()  # buffers in, buffers out: the hot paths call this
 
     def __call__(self, buffers: list) -> list:
@@ -133,6 +153,24 @@ class Executable:
         return self._exe.hlo_modules()[0].to_string()
 
 
+def _compiled_shardings(exe, in_avals, out_avals, devices, mesh, out_shardings):
+    """The shardings XLA settled on for parameters and results, as yax shardings (an output's
+    requested sharding wins where one was given)."""
+    from yax.runtime.sharding_bridge import from_hlo
+
+    def convert(protos, avals):
+        out = []
+        for op, aval in zip(protos, avals, strict=True):
+            out.append(from_hlo(_xc.HloSharding.from_proto(op), mesh, devices, len(aval.shape)))
+        return out
+    ins = convert(exe.get_parameter_shardings() or [], in_avals) if in_avals else []
+    outs = convert(exe.get_output_shardings() or [], out_avals) if out_avals else []
+    if out_shardings is not None:
+        outs = [want if want is not None else got
+                for want, got in zip(out_shardings, outs, strict=True)]
+    return ins, outs
+
+
 def _reraising_callback_errors(call, callbacks):
     """XLA reports an exception raised in a host callback as a generic runtime error; the
     callback kept the original (duck-typed `take_error()`), which is raised instead."""
@@ -155,7 +193,8 @@ _cache_lock = threading.RLock()
 
 
 def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
-                   cache_key=None, host_callbacks=(), name: str | None = None) -> Executable:
+                   cache_key=None, host_callbacks=(), name: str | None = None,
+                   devices=None, mesh=None, out_shardings=None) -> Executable:
     """Compile an `ir.Module` whose entry is `main`.
 
     Args:
@@ -167,6 +206,10 @@ def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
         to PJRT only when non-empty (a non-empty list makes execution synchronous); such
         executables never enter the persistent cache.
       name: shown by `config.log_compiles`.
+      devices: several devices: compile one SPMD program partitioned over them (partition p on
+        `devices[p]`; the module carries Shardy annotations). Default: the default device.
+      mesh: the mesh the module's shardings refer to (outputs get NamedShardings over it).
+      out_shardings: per output, a yax sharding to give the result, or None (XLA's choice).
     """
     if host_callbacks:  # callables are per program: never share such an executable
         cache_key = None
@@ -175,19 +218,37 @@ def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
         if hit is not None:
             return hit
     platform = platform or backend.platform()
-    device = backend.default_device(platform)
+    device = devices[0] if devices else backend.default_device(platform)
     client = backend.client(platform)
-    exe = _compile_or_load(client, module, device, platform, tuple(host_callbacks), name)
-    result = Executable(exe, in_avals, out_avals, device, platform, host_callbacks)
+    exe = _compile_or_load(client, module, device, platform, tuple(host_callbacks), name,
+                           devices=devices)
+    result = Executable(exe, in_avals, out_avals, device, platform, host_callbacks,
+                        devices=devices if devices and len(devices) > 1 else None, mesh=mesh,
+                        out_shardings=out_shardings)
     if cache_key is not None:
         with _cache_lock:
             _cache[cache_key] = result
     return result
 
 
-def _compile_or_load(client, module, device, platform, host_callbacks, name):
-    devices = _xc.DeviceList((device,))
+def _compile_options(devices):
     options = _xc.CompileOptions()
+    if devices is not None and len(devices) > 1:
+        from yax.runtime.sharding_bridge import device_assignment
+        options.num_replicas = 1
+        options.num_partitions = len(devices)
+        build = options.executable_build_options
+        build.use_spmd_partitioning = True
+        build.use_shardy_partitioner = True
+        # without it the default assignment (by device id) may disagree with the argument
+        # buffers' devices, which crashes at execute (RUNTIME_NOTES, "Compile options")
+        options.device_assignment = device_assignment(devices)
+    return options
+
+
+def _compile_or_load(client, module, device, platform, host_callbacks, name, devices=None):
+    options = _compile_options(devices)
+    devices = _xc.DeviceList(tuple(devices) if devices else (device,))
     key = None
     if not host_callbacks and compilation_cache.cache_dir() is not None:
         try:

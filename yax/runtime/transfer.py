@@ -48,3 +48,34 @@ def block_until_ready(buffer):
 
 def is_deleted(buffer) -> bool:
     return buffer.is_deleted()
+
+
+def device_put_sharded(value: np.ndarray, sharding):
+    """Copy a NumPy array onto the devices of a yax sharding, each device getting its block
+    (addressable devices only: in a multi-process run each process supplies its own)."""
+    value = np.asarray(value)
+    index = sharding.addressable_devices_indices_map(value.shape)
+    devices = [d for d in _device_order(sharding) if d in index]
+    # One transfer per device, then assembled: jaxlib's batched_device_put fails
+    # ("bad_function_call") for shardings replicated over some mesh axes.
+    blocks = [device_put(value[index[d]], d) for d in devices]
+    return assemble(value.shape, value.dtype, sharding, blocks)
+
+
+def assemble(shape, dtype, sharding, single_device_buffers: list):
+    """One global buffer from per-device buffers (in the sharding's device order)."""
+    from jaxlib import _jax
+
+    from yax.runtime.sharding_bridge import to_jax
+    aval = _jax_core.ShapedArray(tuple(shape), np.dtype(dtype))
+    return _jax.ArrayImpl(aval, to_jax(sharding), list(single_device_buffers), True,
+                          _skip_checks=True)
+
+
+def shards_of(buffer) -> list:
+    """The per-device buffers of a global buffer, in its sharding's device order."""
+    return list(buffer._arrays)
+
+
+def _device_order(sharding) -> list:
+    return list(sharding._device_order())

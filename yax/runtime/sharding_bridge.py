@@ -1,0 +1,146 @@
+"""yax shardings <-> jaxlib's sharding objects (which device buffers and executables use).
+
+jaxlib's multi-device arrays carry a jax sharding object; yax keeps its own `yax.sharding`
+classes for users and converts here, once per distinct sharding.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import numpy as np
+from jaxlib import xla_client as _xc
+
+from yax.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
+from yax.sharding.partition_spec import UNCONSTRAINED
+
+
+@functools.lru_cache(maxsize=512)
+def _jax_mesh(mesh: Mesh):
+    return jax.sharding.Mesh(mesh.devices, mesh.axis_names)
+
+
+def _jax_spec(spec: PartitionSpec):
+    return jax.sharding.PartitionSpec(*[None if p is UNCONSTRAINED else p for p in spec])
+
+
+@functools.lru_cache(maxsize=2048)
+def to_jax(sharding):
+    """The jaxlib-level sharding of a yax sharding."""
+    if isinstance(sharding, SingleDeviceSharding):
+        from yax.runtime.transfer import sharding_of
+        return sharding_of(next(iter(sharding.device_set)))
+    if isinstance(sharding, NamedSharding):
+        return jax.sharding.NamedSharding(_jax_mesh(sharding.mesh), _jax_spec(sharding.spec))
+    if isinstance(sharding, OpaqueSharding):
+        return sharding.jax_sharding
+    raise TypeError(f"not a yax sharding: {sharding!r}")
+
+
+def device_assignment(devices) -> object:
+    """The [replicas=1, partitions] assignment: partition p runs on `devices[p]`."""
+    return _xc.DeviceAssignment.create(np.array([[d.id for d in devices]]))
+
+
+class OpaqueSharding(Sharding):
+    """A placement the compiler chose that no NamedSharding over the program's mesh expresses
+    (kept as XLA's HloSharding over the program's devices)."""
+
+    def __init__(self, hlo_sharding, devices):
+        self.hlo = hlo_sharding
+        self._devices = list(devices)
+        from jaxlib import _jax
+        self.jax_sharding = _jax.GSPMDSharding(_xc.DeviceList(tuple(self._devices)),
+                                               hlo_sharding)
+
+    @property
+    def device_set(self) -> set:
+        return set(self._devices)
+
+    def _device_order(self) -> list:
+        return list(self._devices)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self.hlo.is_replicated()
+
+    def shard_shape(self, global_shape) -> tuple:
+        return tuple(self.jax_sharding.shard_shape(tuple(global_shape)))
+
+    def devices_indices_map(self, global_shape) -> dict:
+        return dict(self.jax_sharding.devices_indices_map(tuple(global_shape)))
+
+    def __eq__(self, other):
+        return (isinstance(other, OpaqueSharding) and self._devices == other._devices
+                and self.hlo == other.hlo)
+
+    def __hash__(self):
+        return hash(("OpaqueSharding", tuple(d.id for d in self._devices), str(self.hlo)))
+
+    def __repr__(self):
+        return f"OpaqueSharding({self.hlo})"
+
+
+def from_hlo(hlo_sharding, mesh: Mesh | None, devices, ndim: int):
+    """A yax sharding for a placement XLA chose: a NamedSharding over `mesh` when one matches
+    (the usual case), else an OpaqueSharding."""
+    if hlo_sharding.is_replicated() and mesh is not None:
+        return NamedSharding(mesh, PartitionSpec())
+    if mesh is not None:
+        named = _match_named(hlo_sharding, mesh, ndim)
+        if named is not None:
+            return named
+    return OpaqueSharding(hlo_sharding, devices)
+
+
+def _match_named(hlo_sharding, mesh: Mesh, ndim: int):
+    """Search the specs that shard each dimension over consecutive mesh axes in mesh order."""
+    try:
+        tiles = list(hlo_sharding.tile_assignment_dimensions())
+    except Exception:
+        return None
+    if len(tiles) < ndim:
+        return None
+    # compared block by block on a probe shape every candidate divides
+    probe = tuple(t * 2 for t in tiles[:ndim])
+    try:
+        want = OpaqueSharding(hlo_sharding, mesh.devices.flat).devices_indices_map(probe)
+    except Exception:
+        return None
+    names, sizes = mesh.axis_names, mesh.axis_sizes
+    for spec in _candidate_specs(tiles[:ndim], names, sizes):
+        candidate = NamedSharding(mesh, spec)
+        if candidate.devices_indices_map(probe) == want:
+            return candidate
+    return None
+
+
+def _candidate_specs(tiles, names, sizes):
+    """Assignments of mesh axes to dimensions whose products equal the tile counts."""
+    n_axes = len(names)
+
+    def rec(dim, start_used):
+        if dim == len(tiles):
+            yield []
+            return
+        need = tiles[dim]
+        if need == 1:
+            for rest in rec(dim + 1, start_used):
+                yield [None] + rest
+            return
+        free = [k for k in range(n_axes) if k not in start_used]
+        for r in range(1, len(free) + 1):
+            for combo in _ordered_subsets(free, r):
+                if math.prod(sizes[k] for k in combo) == need:
+                    entry = names[combo[0]] if r == 1 else tuple(names[k] for k in combo)
+                    for rest in rec(dim + 1, start_used | set(combo)):
+                        yield [entry] + rest
+    for parts in rec(0, frozenset()):
+        yield PartitionSpec(*parts)
+
+
+def _ordered_subsets(items, r):
+    import itertools
+    return itertools.permutations(items, r)

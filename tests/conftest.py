@@ -15,6 +15,29 @@ os.environ.setdefault("YAX_COMPILATION_CACHE_DIR",
                       os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                    ".yax_cache"))
 
+
+
+def _faster_test_compiles() -> None:
+    """Most of the suite's time is XLA compiling thousands of tiny programs. On jaxlib 0.10,
+    XLA's CPU fusion emitters (an MLIR pipeline) about double the cost of each such compile
+    (52 -> 25 ms for a one-op program; tests/test_ad_reductions_dot.py 88 -> 55 s cold), so
+    the suite turns them off. Newer XLAs reject the flag as unknown (a fatal error), so it is
+    set only on the versions known to have it. Set before any XLA client starts (the xdist
+    workers inherit it)."""
+    from importlib import metadata
+    flag = "--xla_cpu_use_fusion_emitters=false"
+    try:
+        version = metadata.version("jaxlib")
+    except metadata.PackageNotFoundError:
+        return
+    current = os.environ.get("XLA_FLAGS", "")
+    if version.startswith("0.10.") and flag.split("=")[0] not in current:
+        os.environ["XLA_FLAGS"] = (current + " " + flag).strip()
+
+
+if os.environ.get("YAX_TEST_DEFAULT_XLA_FLAGS", "1") == "1":
+    _faster_test_compiles()
+
 import yax  # noqa: E402
 
 

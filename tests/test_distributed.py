@@ -17,6 +17,7 @@ from tests.multidevice import ROOT
 # One script per process: joins the run, builds a global array from process-local rows and runs
 # a sharded program whose reductions cross processes; prints what the parent checks.
 CHILD = textwrap.dedent("""
+    import os
     import sys
     import numpy as np
     import yax
@@ -25,9 +26,12 @@ CHILD = textwrap.dedent("""
     from yax.sharding import NamedSharding, P, make_mesh
     from yax.transforms.process_arrays import make_array_from_process_local_data
 
-    pid, port = int(sys.argv[1]), sys.argv[2]
+    pid, port, dying = int(sys.argv[1]), sys.argv[2], len(sys.argv) > 3
     yax.distributed.initialize(f"127.0.0.1:{port}", num_processes=2, process_id=pid,
-                               initialization_timeout=20)
+                               initialization_timeout=20,
+                               heartbeat_timeout_seconds=3 if dying else 100)
+    if dying and pid == 1:
+        os._exit(3)  # a peer that dies mid-run: process 0 must not wait for it forever
     assert yax.distributed.is_initialized()
     devs = yax.devices()
     assert len(devs) == 4 and sorted(d.process_index for d in devs) == [0, 0, 1, 1], devs
@@ -114,7 +118,7 @@ def _env() -> dict:
     return env
 
 
-def _run_processes(script: str, argvs: list, timeout: float) -> list:
+def _run_processes(script: str, argvs: list, timeout: float, check: bool = True) -> list:
     """Start one child per argv; wait for all within `timeout`, killing all on any failure."""
     procs = [subprocess.Popen([sys.executable, "-c", script, *map(str, argv)], env=_env(),
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -132,6 +136,8 @@ def _run_processes(script: str, argvs: list, timeout: float) -> list:
             if p.poll() is None:
                 p.kill()
                 p.communicate()
+    if not check:
+        return results
     for i, (rc, out, err) in enumerate(results):
         if rc != 0:
             pytest.fail(f"process {i} failed (exit {rc}):\n--- stdout\n{out}\n--- stderr\n{err}")
@@ -162,8 +168,17 @@ def test_missing_peer_times_out_with_a_clear_error():
     out = _run_processes(PEERLESS, [(_free_port(),)], timeout=40)[0]
     message = _field(out, "ERROR")
     text = " ".join(message)
-    assert "process 0 of 2 could not join" in text and "initialization_timeout" in text, text
+    assert "process 0 of 2 could not join" in text and "not all processes arrived" in text, text
     assert float(_field(out, "WAITED")[0]) < 30
+
+
+def test_a_peer_dying_mid_run_ends_the_others():
+    port = _free_port()
+    (rc0, out0, err0), (rc1, _, _) = _run_processes(CHILD, [(0, port, "die"), (1, port, "die")],
+                                                    timeout=60, check=False)
+    assert rc1 == 3
+    assert rc0 != 0 and "DONE" not in out0
+    assert "unhealthy" in err0 or "heartbeat" in err0, err0[-2000:]
 
 
 def test_initialize_after_the_backend_started_is_an_error():

@@ -12,7 +12,8 @@ from yax.runtime import distributed as _runtime
 
 
 def initialize(coordinator_address: str, num_processes: int, process_id: int,
-               local_device_ids=None, initialization_timeout: int = 300) -> None:
+               local_device_ids=None, initialization_timeout: int = 300,
+               heartbeat_timeout_seconds: int = 100) -> None:
     """Join a multi-process run (CPU backend: jaxlib's coordination service and gloo collectives).
 
     Must run before anything else touches devices in this process (else `DistributedError`).
@@ -28,6 +29,8 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int,
         many CPU devices the process has); default: all, i.e.
         `XLA_FLAGS=--xla_force_host_platform_device_count=N` or 1.
       initialization_timeout: seconds to wait for all processes (also bounds `shutdown`).
+      heartbeat_timeout_seconds: a process silent this long counts as dead; the others then
+        stop with an error naming it instead of waiting forever.
 
     Differs from JAX: arguments are not auto-detected from a cluster environment (SLURM, MPI);
     only the CPU backend is supported.
@@ -39,7 +42,8 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int,
     """
     _runtime.initialize(coordinator_address, num_processes, process_id,
                         local_device_ids=local_device_ids,
-                        initialization_timeout=initialization_timeout)
+                        initialization_timeout=initialization_timeout,
+                        heartbeat_timeout_seconds=heartbeat_timeout_seconds)
 
 
 def shutdown() -> None:

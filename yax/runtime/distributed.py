@@ -38,7 +38,8 @@ def is_initialized() -> bool:
 
 
 def initialize(coordinator_address: str, num_processes: int, process_id: int,
-               local_device_ids=None, initialization_timeout: int = 300) -> None:
+               local_device_ids=None, initialization_timeout: int = 300,
+               heartbeat_timeout_seconds: int = 100) -> None:
     """Join (process 0: host) the coordination service and install the distributed CPU client."""
     global _run
     if _run is not None:
@@ -57,13 +58,14 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int,
         try:
             service = _jax.get_distributed_runtime_service(
                 f"[::]:{port}", num_processes, cluster_register_timeout=timeout,
-                shutdown_timeout=timeout)
+                shutdown_timeout=timeout, heartbeat_timeout=int(heartbeat_timeout_seconds))
         except Exception as e:
             raise DistributedError(f"process 0 could not start the coordination service on port "
                                    f"{port} ({e}); is the port in use?") from e
     client = _jax.get_distributed_runtime_client(
         f"{host}:{port}", process_id, init_timeout=timeout, shutdown_timeout=timeout,
-        shutdown_on_destruction=False)
+        heartbeat_timeout=int(heartbeat_timeout_seconds), shutdown_on_destruction=False,
+        missed_heartbeat_callback=_peer_failed)
     try:
         client.connect()
         collectives = _jax.make_gloo_tcp_collectives(
@@ -75,7 +77,7 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int,
         _close(client, service)
         raise DistributedError(
             f"process {process_id} of {num_processes} could not join the run coordinated at "
-            f"{coordinator_address} within {timeout} s: {_first_line(e)}. Start all "
+            f"{coordinator_address} within {timeout} s ({_reason(e)}). Start all "
             f"{num_processes} processes with the same coordinator_address (process 0 hosts it) "
             f"and distinct process_id values, or raise initialization_timeout") from e
     backend.install_client("cpu", cpu_client)
@@ -94,6 +96,17 @@ def shutdown() -> None:
         return
     backend.install_client("cpu", None)
     _close(run.client, run.service)
+
+
+def _peer_failed(*_) -> None:
+    """Called by the coordination agent on a fatal error (a peer missing or dead).
+
+    Without a callback the agent aborts the process. jaxlib cannot hand the status to Python
+    (converting it raises std::bad_cast inside the agent), which during `connect` surfaces as a
+    Python exception: a missing peer becomes a DistributedError after the timeout. A peer that
+    dies later still ends this process (after heartbeat_timeout_seconds; the coordination
+    service's log names the dead task), so no process hangs.
+    """
 
 
 def _close(client, service) -> None:
@@ -133,6 +146,8 @@ def _local_device_count(local_device_ids):
     return len(ids)
 
 
-def _first_line(e: Exception) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
+def _reason(e: Exception) -> str:
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    if "bad_cast" in text:  # the agent's fatal-error path (see _peer_failed)
+        return "not all processes arrived, or the coordinator could not be reached"
+    return text

@@ -50,6 +50,21 @@ CHILD = textwrap.dedent("""
     cols = NamedSharding(mesh, P(None, "proc"))
     w = make_array_from_process_local_data(cols, w_full[:, 4 * pid:4 * pid + 4], (3, 8))
 
+    from yax.runtime import transfer
+    from yax.sharding.named import ShardingError
+    shards = transfer.shards_of(x._buf)  # this process's 2 devices, 2 rows each
+    assert [np.asarray(b).tolist() for b in shards] == [
+        full[4 * pid + 2 * k:4 * pid + 2 * k + 2].tolist() for k in range(2)]
+    rep_x = make_array_from_process_local_data(NamedSharding(mesh, P()), full)
+    assert rep_x.shape == (8, 3)
+    assert all(np.array_equal(np.asarray(b), full) for b in transfer.shards_of(rep_x._buf))
+    try:
+        make_array_from_process_local_data(rows, full[:3], (8, 3))
+    except ShardingError as e:
+        assert "along dimension 0" in str(e), e
+    else:
+        raise AssertionError("3 local rows for 4 were accepted")
+
     def f(a, b):
         return jnp.sin(a).sum(axis=0), (a @ b).sum(), jnp.max(a)
 
@@ -89,6 +104,7 @@ CHILD = textwrap.dedent("""
 PEERLESS = textwrap.dedent("""
     import sys, time
     import yax
+    import yax.numpy
     from yax.errors import DistributedError
     t = time.time()
     try:
@@ -99,6 +115,10 @@ PEERLESS = textwrap.dedent("""
         print("WAITED", round(time.time() - t, 1), flush=True)
     else:
         raise SystemExit("initialize returned without the second process")
+    # After the failure this process can still start a run: one process with 3 CPU devices.
+    yax.distributed.initialize(f"127.0.0.1:{sys.argv[2]}", num_processes=1, process_id=0,
+                               local_device_ids=[0, 1, 2], initialization_timeout=10)
+    print("SOLO", len(yax.devices()), float(yax.numpy.arange(4.0).sum()), flush=True)
 """)
 
 
@@ -165,11 +185,12 @@ def test_two_processes_form_one_four_device_system():
 
 
 def test_missing_peer_times_out_with_a_clear_error():
-    out = _run_processes(PEERLESS, [(_free_port(),)], timeout=40)[0]
+    out = _run_processes(PEERLESS, [(_free_port(), _free_port())], timeout=40)[0]
     message = _field(out, "ERROR")
     text = " ".join(message)
     assert "process 0 of 2 could not join" in text and "not all processes arrived" in text, text
     assert float(_field(out, "WAITED")[0]) < 30
+    assert _field(out, "SOLO") == ["3", "6.0"]
 
 
 def test_a_peer_dying_mid_run_ends_the_others():

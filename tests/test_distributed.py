@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 
@@ -139,26 +140,38 @@ def _env() -> dict:
 
 
 def _run_processes(script: str, argvs: list, timeout: float, check: bool = True) -> list:
-    """Start one child per argv; wait for all within `timeout`, killing all on any failure."""
-    procs = [subprocess.Popen([sys.executable, "-c", script, *map(str, argv)], env=_env(),
-                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for argv in argvs]
-    deadline = time.monotonic() + timeout
-    results = []
-    try:
-        for p in procs:
-            out, err = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
-            results.append((p.returncode, out, err))
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"the processes did not finish within {timeout} s")
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.communicate()
+    """Start one child per argv and wait for all within `timeout`; with `check`, the first one
+    failing kills the others (they would wait for it until their own timeouts)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        logs = [tuple(open(os.path.join(tmp, f"{i}.{kind}"), "w+") for kind in ("out", "err"))
+                for i in range(len(argvs))]
+        procs = [subprocess.Popen([sys.executable, "-c", script, *map(str, argv)], env=_env(),
+                                  cwd=ROOT, stdout=out, stderr=err, text=True)
+                 for argv, (out, err) in zip(argvs, logs)]
+        deadline, timed_out = time.monotonic() + timeout, False
+        try:
+            while any(p.poll() is None for p in procs):
+                failed = check and any(p.poll() not in (None, 0) for p in procs)
+                timed_out = time.monotonic() > deadline
+                if failed or timed_out:
+                    break
+                time.sleep(0.05)
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                p.wait()
+        results = []
+        for p, (out, err) in zip(procs, logs):
+            out.seek(0), err.seek(0)
+            results.append((p.returncode, out.read(), err.read()))
+            out.close(), err.close()
+    if timed_out:
+        pytest.fail(f"the processes did not finish within {timeout} s: {results}")
     if not check:
         return results
-    for i, (rc, out, err) in enumerate(results):
+    # The process that failed by itself first, then those killed because of it.
+    for i, (rc, out, err) in sorted(enumerate(results), key=lambda r: r[1][0] == -9):
         if rc != 0:
             pytest.fail(f"process {i} failed (exit {rc}):\n--- stdout\n{out}\n--- stderr\n{err}")
     return [out for _, out, _ in results]

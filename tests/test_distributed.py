@@ -224,3 +224,14 @@ def test_initialize_after_the_backend_started_is_an_error():
         distributed.initialize("127.0.0.1:1", num_processes=2, process_id=0)
     with pytest.raises(DistributedError, match="host:port"):
         distributed._split_address("nowhere")
+
+
+def test_process_local_data_in_a_single_process_is_the_whole_array():
+    from yax.sharding import NamedSharding, P, make_mesh
+    from yax.transforms.process_arrays import make_array_from_process_local_data
+
+    data = np.arange(8.0, dtype=np.float32).reshape(4, 2)
+    x = make_array_from_process_local_data(NamedSharding(make_mesh((1,), ("x",)), P("x")), data)
+    assert x.shape == (4, 2) and x.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(x), data)
+    np.testing.assert_array_equal(np.asarray(x * 2), data * 2)

@@ -280,3 +280,7 @@ class InvalidArgumentError(YaxError, ValueError):
 
 class TypePromotionError(YaxError, TypeError):
     """Two dtypes have no promotion (the name of jax.dtypes.TypePromotionError)."""
+
+
+class DistributedError(YaxError, RuntimeError):
+    """A multi-process run could not start, or was set up in the wrong order."""

@@ -74,3 +74,33 @@ def local_devices(name: str | None = None) -> list:
     except Exception:
         here = process_index(name)
         return [d for d in devices(name) if getattr(d, "process_index", 0) == here]
+
+
+# Multi-process runs (yax.runtime.distributed): a client installed here, the distributed CPU
+# client, takes the place of jax's for its platform; no other platform is started then.
+_installed_clients: dict = {}
+_client_from_jax = _client
+
+
+def _client(platform: str):  # noqa: F811 -- wraps the cached one above
+    if _installed_clients:
+        if platform in _installed_clients:
+            return _installed_clients[platform]
+        raise RuntimeError(f"this multi-process run has only the {sorted(_installed_clients)} "
+                           f"backend")
+    return _client_from_jax(platform)
+
+
+def has_client() -> bool:
+    """Whether a backend client already exists (yax.distributed.initialize must come first)."""
+    return bool(_installed_clients or _client_from_jax.cache_info().currsize
+                or _autodetect.cache_info().currsize)
+
+
+def install_client(platform: str, new_client) -> None:
+    """Use `new_client` for `platform` from now on (None removes it)."""
+    _autodetect.cache_clear()
+    if new_client is None:
+        _installed_clients.pop(platform, None)
+    else:
+        _installed_clients[platform] = new_client

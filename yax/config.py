@@ -51,6 +51,8 @@ _OPTIONS = {
     "eager_cache_size": ("YAX_EAGER_CACHE_SIZE", lambda v: _env_int(v, 4096), 4096),
     # dispatch: jaxlib's C++ jit dispatch when the private API is present (off: Python path only)
     "jit_cpp_dispatch": ("YAX_JIT_CPP_DISPATCH", _env_flag_default_on, True),
+    # placement: where values with no sharding information go (None: the first device)
+    "default_device": (None, None, None),
 }
 
 _ALIASES = {"jax_enable_x64": "enable_x64", "yax_enable_x64": "enable_x64",
@@ -61,7 +63,8 @@ _ALIASES = {"jax_enable_x64": "enable_x64", "yax_enable_x64": "enable_x64",
             "jax_explain_cache_misses": "explain_cache_misses",
             "yax_check_indices": "check_indices",
             "jax_compilation_cache_dir": "compilation_cache_dir",
-            "jax_persistent_cache_max_bytes": "compilation_cache_max_bytes"}
+            "jax_persistent_cache_max_bytes": "compilation_cache_max_bytes",
+            "jax_default_device": "default_device"}
 
 
 class Config:

@@ -29,7 +29,9 @@ class Array:
     `np.asarray(x)`, `.block_until_ready()` and functional updates `x.at[i].set(v)`.
     """
 
-    __slots__ = ("_buf", "aval", "_npy", "__weakref__")
+    # `_committed` is set only by explicit placements (device_put, make_array_from_*); Arrays
+    # that jaxlib's C++ dispatch path builds never have it, so everything else derives from _buf.
+    __slots__ = ("_buf", "aval", "_npy", "_committed", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, _buf, aval):  # `_buf` is also the field name the C++ dispatch path uses
@@ -77,12 +79,54 @@ class Array:
     def is_deleted(self) -> bool:
         return transfer.is_deleted(self._buf)
 
-    def devices(self):
-        return {transfer.device_of(self._buf)}
+    def devices(self) -> set:
+        """The set of devices holding a part of this Array."""
+        return set(self._buf.sharding.device_set)
 
     @property
     def device(self):
-        return transfer.device_of(self._buf)
+        """The device of a single-device Array (a sharded one: use .devices() or .sharding)."""
+        devs = self._buf.sharding.device_set
+        if len(devs) != 1:
+            raise ValueError(f"this Array of shape {self.shape} is spread over {len(devs)} "
+                             f"devices, so it has no single .device; use .devices() or "
+                             f".sharding (sharding: {self.sharding!r})")
+        return next(iter(devs))
+
+    @property
+    def sharding(self):
+        """Where each block lives, as a yax sharding (SingleDeviceSharding, NamedSharding...)."""
+        return transfer.yax_sharding_of(self._buf)
+
+    @property
+    def committed(self) -> bool:
+        """True when the placement was asked for (device_put to a device or sharding, or a
+        sharded value): such Arrays are not moved implicitly."""
+        flag = getattr(self, "_committed", None)
+        if flag is None:
+            return len(self._buf.sharding.device_set) > 1
+        return flag
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return self.sharding.is_fully_addressable
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self.sharding.is_fully_replicated
+
+    @property
+    def addressable_shards(self) -> list:
+        """The blocks this process holds: `Shard`s with .device, .index, .data, .replica_id."""
+        return _shards(self, addressable_only=True)
+
+    @property
+    def global_shards(self) -> list:
+        """Every block (those of other processes have .data None)."""
+        return _shards(self, addressable_only=False)
+
+    def addressable_data(self, index: int) -> Array:
+        return self.addressable_shards[index].data
 
     def tolist(self):
         return self._value().tolist()
@@ -133,6 +177,8 @@ class Array:
         return format(str(self), spec)
 
     def __reduce__(self):
+        # a sharded value is gathered; it comes back on the default device (devices are not
+        # picklable objects, and the other side may have other devices)
         return (_rebuild, (self._value(), self.aval.weak_type))
 
     def __copy__(self):
@@ -140,6 +186,43 @@ class Array:
 
     def __deepcopy__(self, memo):
         return self
+
+
+class Shard:
+    """One block of an Array: the `device` holding it, its `index` (a tuple of slices into the
+    global array), its `data` (a single-device Array, None on another process's device) and
+    `replica_id` (0 for the first copy of a replicated block)."""
+
+    __slots__ = ("device", "index", "replica_id", "data")
+
+    def __init__(self, device, index, replica_id, data):
+        self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
+
+    def __repr__(self):
+        return (f"Shard(device={self.device!r}, index={self.index}, "
+                f"replica_id={self.replica_id}, data={self.data!r})")
+
+
+def _shards(array: Array, addressable_only: bool) -> list:
+    from yax.core.avals import ShapedArray
+
+    buf = array.buffer
+    index_of = array.sharding.devices_indices_map(array.shape)
+    buffers = {transfer.device_of(b): b for b in transfer.shards_of(buf)}
+    seen: dict = {}
+    out = []
+    for dev, idx in index_of.items():
+        key = tuple((s.start, s.stop, s.step) for s in idx)
+        replica = seen[key] = seen.get(key, -1) + 1
+        local = buffers.get(dev)
+        if local is None and addressable_only:
+            continue
+        data = None
+        if local is not None:
+            data = Array(local, ShapedArray(tuple(local.shape), array.dtype, array.weak_type))
+            data._committed = True
+        out.append(Shard(dev, idx, replica, data))
+    return out
 
 
 def _rebuild(value, weak_type):

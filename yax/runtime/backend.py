@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import os
 
@@ -50,8 +52,42 @@ def devices(name: str | None = None) -> list:
     return list(client(name).devices())
 
 
+# `yax.default_device(dev)` blocks: per thread and per asyncio task (a context variable), so
+# one thread's block never moves another thread's values.
+_default_device_var: contextvars.ContextVar = contextvars.ContextVar("yax_default_device",
+                                                                      default=None)
+
+
 def default_device(name: str | None = None):
+    """Where values with no placement go: the innermost `default_device` block, else
+    `config.default_device` (`jax_default_device`), else the first device of the backend."""
+    dev = _default_device_var.get()
+    if dev is None:
+        dev = config.default_device
+    if dev is not None and (name is None or _platform_of(dev) == _canonical(name)):
+        return dev
     return devices(name)[0]
+
+
+def _canonical(name: str) -> str:
+    name = name.lower()
+    return "gpu" if name in _GPU_NAMES else name
+
+
+def _platform_of(dev) -> str:
+    return _canonical(getattr(dev, "platform", "cpu"))
+
+
+@contextlib.contextmanager
+def default_device_scope(device):
+    """Within the block, `default_device()` is `device` (None: back to the usual choice)."""
+    if device is not None and not hasattr(device, "id"):
+        raise TypeError(f"default_device needs a device (from yax.devices()), got {device!r}")
+    token = _default_device_var.set(device)
+    try:
+        yield device
+    finally:
+        _default_device_var.reset(token)
 
 
 def process_index(name: str | None = None) -> int:

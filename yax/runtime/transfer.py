@@ -79,3 +79,34 @@ def shards_of(buffer) -> list:
 
 def _device_order(sharding) -> list:
     return list(sharding._device_order())
+
+
+_yax_shardings: dict = {}
+
+
+def yax_sharding_of(buffer):
+    """The yax sharding of a jaxlib buffer (converted once per distinct jax sharding)."""
+    js = buffer.sharding
+    try:
+        hit = _yax_shardings.get(js)
+    except TypeError:  # an unhashable sharding: convert every time
+        return _from_jax(js)
+    if hit is None:
+        if len(_yax_shardings) > 4096:
+            _yax_shardings.clear()
+        hit = _yax_shardings[js] = _from_jax(js)
+    return hit
+
+
+def _from_jax(js):
+    from yax.runtime.sharding_bridge import OpaqueSharding
+    from yax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
+
+    if isinstance(js, jax.sharding.SingleDeviceSharding) or len(js.device_set) == 1:
+        return SingleDeviceSharding(next(iter(js.device_set)))
+    if isinstance(js, jax.sharding.NamedSharding):
+        mesh = Mesh(np.asarray(js.mesh.devices), tuple(js.mesh.axis_names))
+        return NamedSharding(mesh, PartitionSpec(*js.spec))
+    if hasattr(js, "_hlo_sharding"):  # GSPMDSharding: what compiled programs may hand back
+        return OpaqueSharding(js._hlo_sharding, list(js._devices))
+    raise TypeError(f"yax cannot describe the jax sharding {js!r}")

@@ -10,26 +10,82 @@ import numpy as np
 from yax import tree_util
 from yax.core.trace import Tracer
 from yax.interpreters import eager
-from yax.runtime import backend
+from yax.runtime import backend as _backend
 from yax.runtime.array import Array
 
 
 def device_put(x, device=None):
-    """Copy a pytree of arrays to `device` (default: the first device of the backend)."""
-    def put(leaf):
-        if isinstance(leaf, Tracer):
-            return leaf
-        if type(leaf) is Array and device is None:
-            return leaf
+    """Copy a pytree of arrays to a device or a sharding.
+
+    Args:
+      x: a pytree of arrays (yax Arrays, NumPy arrays, scalars).
+      device: None (Arrays stay where they are, other values go to the default device), a
+        device from `yax.devices()`, a yax sharding (`NamedSharding`, `SingleDeviceSharding`),
+        or a pytree prefix of `x` holding those.
+    Returns:
+      The same pytree of Arrays; those placed explicitly are *committed*. An Array already
+      placed elsewhere is moved or resharded (its values are kept: shards are gathered and
+      re-split).
+
+    Example:
+      >>> mesh = yax.make_mesh((8,), ("data",))
+      >>> x = yax.device_put(np.zeros((16, 4)), NamedSharding(mesh, P("data")))
+    """
+    if _is_target(device):
+        return tree_util.tree_map(lambda leaf: _put_leaf(leaf, device), x)
+    # a prefix pytree of targets: broadcast each target over its subtree of x
+    return tree_util.tree_map(lambda target, sub: tree_util.tree_map(
+        lambda leaf: _put_leaf(leaf, target), sub), device, x,
+        is_leaf=lambda v: v is None or _is_target(v))
+
+
+def _is_target(t) -> bool:
+    from yax.sharding import Sharding
+    return t is None or isinstance(t, Sharding) or hasattr(t, "client") and hasattr(t, "id")
+
+
+def _put_leaf(leaf, target):
+    from yax.sharding import Sharding, SingleDeviceSharding
+    if isinstance(leaf, Tracer):
+        return leaf
+    if target is None:
         if type(leaf) is Array:
-            return eager.array_from_numpy(np.asarray(leaf), weak_type=leaf.weak_type,
-                                          device=device)
-        return eager.array_from_numpy(np.asarray(leaf), device=device)
-    return tree_util.tree_map(put, x)
+            return leaf
+        return eager.array_from_numpy(np.asarray(leaf))
+    weak = leaf.weak_type if type(leaf) is Array else False
+    if isinstance(target, SingleDeviceSharding):
+        target = next(iter(target.device_set))
+    if isinstance(target, Sharding):
+        return _put_sharded(leaf, target, weak)
+    if type(leaf) is Array and leaf._buf.sharding.device_set == {target}:
+        out = Array(leaf._buf, leaf.aval)
+    else:
+        out = eager.array_from_numpy(np.asarray(leaf), weak_type=weak, device=target)
+    out._committed = True
+    return out
+
+
+def _put_sharded(leaf, sharding, weak: bool) -> Array:
+    from yax.core import dtypes
+    from yax.core.avals import ShapedArray
+    from yax.runtime import transfer
+    if type(leaf) is Array and leaf.sharding == sharding:
+        out = Array(leaf._buf, leaf.aval)
+    else:
+        value = np.asarray(leaf)  # a sharded Array is gathered here, then re-split
+        dt = dtypes.canonicalize(value.dtype, warn=True)
+        if dt != value.dtype:
+            value = value.astype(dt)
+        if hasattr(sharding, "check_shape"):
+            sharding.check_shape(value.shape, "the array given to device_put")
+        out = Array(transfer.device_put_sharded(value, sharding),
+                    ShapedArray(value.shape, dt, weak))
+    out._committed = True
+    return out
 
 
 def device_get(x):
-    """Fetch a pytree of Arrays to NumPy arrays on the host."""
+    """Fetch a pytree of Arrays to NumPy arrays on the host (sharded Arrays are gathered)."""
     return tree_util.tree_map(lambda a: np.asarray(a) if type(a) is Array else a, x)
 
 
@@ -41,14 +97,56 @@ def block_until_ready(x):
     return x
 
 
-def devices(platform: str | None = None) -> list:
-    """The devices of `platform` (default: the backend in use), as jaxlib Device objects."""
-    return backend.devices(platform)
+def devices(backend: str | None = None) -> list:
+    """Every device of `backend` (default: the backend in use), in id order, across all
+    processes. `XLA_FLAGS=--xla_force_host_platform_device_count=N` (set before yax starts)
+    gives N CPU devices for development and tests."""
+    return _backend.devices(backend)
+
+
+def device_count(backend: str | None = None) -> int:
+    """How many devices `backend` has, across all processes."""
+    return len(_backend.devices(backend))
+
+
+def local_devices(process_index: int | None = None, backend: str | None = None) -> list:
+    """The devices driven by process `process_index` (default: this process)."""
+    if process_index is None:
+        return _backend.local_devices(backend)
+    return [d for d in _backend.devices(backend)
+            if getattr(d, "process_index", 0) == process_index]
+
+
+def local_device_count(backend: str | None = None) -> int:
+    """How many devices this process drives."""
+    return len(_backend.local_devices(backend))
+
+
+def process_index(backend: str | None = None) -> int:
+    """This process's index in a multi-process run (0 in a single-process run)."""
+    return _backend.process_index(backend)
+
+
+def process_count(backend: str | None = None) -> int:
+    """How many processes take part (1 unless `yax.distributed.initialize` ran)."""
+    return _backend.process_count(backend)
+
+
+def default_device(device):
+    """A context manager: within the block, values with no placement of their own (new arrays,
+    eager results of uncommitted inputs) go to `device`. Per thread. For a process-wide choice,
+    `yax.config.update("jax_default_device", device)`.
+
+    Example:
+      >>> with yax.default_device(yax.devices()[1]):
+      ...     x = jnp.ones(3)          # on device 1
+    """
+    return _backend.default_device_scope(device)
 
 
 def default_backend() -> str:
     """The backend in use: "cpu", or "gpu" when one is present (`YAX_PLATFORM` overrides)."""
-    return backend.platform()
+    return _backend.platform()
 
 
 def eval_shape(fun, *args, **kwargs):

@@ -346,14 +346,11 @@ class JitFunction:
 
     def __call__(self, *args, **kwargs):
         if self._sharded and self._fast_ok and not kwargs and current_trace() is EVAL_TRACE:
-            try:
-                key = (tuple([a.aval for a in args]), tuple([a._buf.sharding for a in args]),
-                       _CONFIG[0])
-            except AttributeError:  # a non-Array argument
-                key = None
-            entry = self._state.fast.get(key) if key is not None else None
-            if entry is not None:
-                return entry.run_arrays(args)
+            leaves, tree = tree_util.tree_flatten(args)
+            if all(type(x) is Array for x in leaves):
+                entry = self._state.fast.get(_sharded_key(tree, leaves))
+                if entry is not None:
+                    return entry.run_arrays(leaves)
             return self._call(args, kwargs)
         cpp = self._cpp
         if cpp is not None and current_trace() is EVAL_TRACE:
@@ -387,8 +384,19 @@ class JitFunction:
         try:
             if config.disable_jit:
                 return self._fun(*args, **kwargs), None, False
+            if not kwargs and self._state.fast:  # a sharded signature seen before
+                flat, tree = tree_util.tree_flatten(args)
+                if all(type(x) is Array for x in flat):
+                    hit = self._state.fast.get(_sharded_key(tree, flat))
+                    if hit is not None:
+                        return hit.run_arrays(flat), None, False
             entry, leaves, cached = self._lookup(args, kwargs, compile_now=True)
             out = entry.run(self, leaves)
+            if (entry.placement is not None and cached and not kwargs
+                    and not (config.debug_nans or config.debug_infs)):
+                flat, tree = tree_util.tree_flatten(args)
+                if all(type(x) is Array for x in flat):
+                    self._state.fast[_sharded_key(tree, flat)] = entry
         except BaseException:
             # a raising miss would pin this signature to Python; forget it instead
             self._state.clear_cpp()
@@ -418,9 +426,9 @@ class JitFunction:
         """Register `entry` under the keys the fast paths of `__call__` compute."""
         fast = self._state.fast
         if entry.placement is not None or self._sharded:
-            if self._sharded and all(type(a) is Array for a in args):
-                fast[(tuple(a.aval for a in args), tuple(a._buf.sharding for a in args),
-                      _CONFIG[0])] = entry
+            leaves, tree = tree_util.tree_flatten(args)
+            if self._sharded and all(type(x) is Array for x in leaves):
+                fast[_sharded_key(tree, leaves)] = entry
             return
         if all(type(a) is Array for a in args):
             fast[(tuple(a.aval for a in args), _CONFIG[0])] = entry
@@ -669,6 +677,12 @@ class Compiled:
     def cost_analysis(self) -> dict:
         """XLA's cost estimate (`flops`, `bytes accessed`, ...) as a dict."""
         return self._entry.exe.cost_analysis()
+
+
+def _sharded_key(tree, leaves) -> tuple:
+    """The fast-path key of a sharded jit call: structure, avals and buffer shardings."""
+    return (tree, tuple([x.aval for x in leaves]), tuple([x._buf.sharding for x in leaves]),
+            _CONFIG[0])
 
 
 def _hashable_or_id(x):

@@ -48,6 +48,8 @@ for name, r, ref in [("add", xs + 1, a + 1), ("sum", jnp.sum(xs), a.sum()),
     close(r, ref)
 assert spec_of(xs + 1) == ("x",) and spec_of(jnp.sin(xs)) == ("x",)
 assert spec_of(xs @ w) == ("x",), spec_of(xs @ w)
+mixed = xs * jnp.full((16, 4), 2.0)  # a single-device operand is replicated onto the mesh
+assert spec_of(mixed) == ("x",); close(mixed, a * 2)
 
 # --- jit: data-parallel matmul, shardings as jax chooses ----------------------------------------
 f = lambda x, w: jnp.tanh(x @ w)

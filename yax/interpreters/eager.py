@@ -106,6 +106,9 @@ config.on_change(_refresh_state)
 
 
 def apply_primitive(primitive, arrays: list, params: dict) -> list:
+    for a in arrays:
+        if type(a._buf.sharding) is not _SINGLE and _sharded(a._buf):
+            return _apply_sharded(primitive, arrays, params)
     avals = tuple([a.aval for a in arrays])
     try:
         key = (primitive, tuple(params.items()) if params else (), avals, _STATE["platform"])
@@ -146,6 +149,53 @@ def _compile_primitive(primitive, avals, params):
                                     host_callbacks=getattr(mctx, "host_callbacks", ()),
                                     name=primitive.name)
     return exe.run, tuple(out_avals)
+
+
+from jax.sharding import SingleDeviceSharding as _SINGLE  # noqa: E402  (the type check only)
+
+from yax.runtime import sharding_bridge  # noqa: E402
+
+_sharded = sharding_bridge.is_multi_device
+
+
+def _apply_sharded(primitive, arrays: list, params: dict) -> list:
+    """A primitive on inputs spread over several devices runs as one SPMD program on them
+    (inputs keep their shardings, outputs as the compiler places them); single-device inputs
+    are replicated onto the mesh. Never a gather to one device."""
+    avals = tuple([a.aval for a in arrays])
+    shardings = tuple([a._buf.sharding if _sharded(a._buf) else None for a in arrays])
+    key = (primitive, tuple(params.items()) if params else (), avals, shardings,
+           _STATE["platform"])
+    hit = _exec_cache.get_or_make(
+        key, lambda: _compile_sharded(primitive, avals, params, shardings))
+    exe, placer, out_avals = hit
+    bufs = exe.run(placer.place_all([a._buf for a in arrays], avals))
+    return [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
+
+
+def _compile_sharded(primitive, avals, params, jax_shardings):
+    from yax.sharding import NamedSharding, PartitionSpec
+    from yax.transforms import jit_sharding
+    out_avals = primitive.out_avals(list(avals), params)
+    invars = [Var(a) for a in avals]
+    outvars = [Var(a) for a in out_avals]
+    jaxpr = Jaxpr([], invars, [Eqn(primitive, invars, params, outvars, None)], outvars)
+    arg_sh = [None if s is None else sharding_bridge.from_jax(s) for s in jax_shardings]
+    paths = [f"operand {i} of {primitive.name}" for i in range(len(avals))]
+    placement = jit_sharding.resolve(paths, avals, [None] * len(avals), arg_sh,
+                                     [None] * len(out_avals), out_avals, jaxpr)
+    replicated = NamedSharding(placement.mesh, PartitionSpec())
+    placement.in_shardings = [s if s is not None else replicated
+                              for s in placement.in_shardings]
+    platform = backend.platform()
+    mctx = lowering.lower_module(jaxpr, platform=platform,
+                                 device_ids=[d.id for d in placement.devices])
+    jit_sharding.annotate(mctx, placement, 0, avals, out_avals)
+    exe = executable.compile_module(mctx.module, avals, out_avals, platform=platform,
+                                    host_callbacks=getattr(mctx, "host_callbacks", ()),
+                                    name=primitive.name, devices=placement.devices,
+                                    mesh=placement.mesh)
+    return exe, jit_sharding.ArgumentPlacer(exe.in_shardings), tuple(out_avals)
 
 
 def clear_cache() -> None:

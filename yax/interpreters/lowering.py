@@ -130,14 +130,18 @@ def call_function(mctx: ModuleContext, closed: ClosedJaxpr, name: str, args: lis
 
 
 def lower_module(jaxpr: Jaxpr, *, platform: str, consts_as_args: bool = True, consts=(),
-                 donated: tuple = ()) -> ModuleContext:
+                 donated: tuple = (), device_ids=None) -> ModuleContext:
     """Lower `jaxpr` into a fresh module with entry `main`.
 
     With `consts_as_args`, constvars become the leading parameters of `main` (large captured arrays
     are passed at run time rather than embedded in the program). `donated` lists indices of `main`'s
-    parameters whose buffers may be reused for an output of the same type.
+    parameters whose buffers may be reused for an output of the same type. `device_ids` (a
+    multi-device program) lists the program's devices in partition order, so meshes laid out in
+    another order are declared with their partition numbers.
     """
     mctx = ModuleContext(platform)
+    if device_ids is not None:
+        mctx.device_ids = list(device_ids)
     with mctx.context, ir.Location.unknown():
         mctx.module = ir.Module.create()
         params = (list(jaxpr.constvars) if consts_as_args else []) + list(jaxpr.invars)

@@ -57,3 +57,4 @@ from yax.lax_like.custom_root import *  # noqa: F401,F403,E402
 from yax.lax_like.lax_misc import *  # noqa: F401,F403,E402
 from yax.lax_like.conv_transpose import *  # noqa: F401,F403,E402
 from yax.lax_like.special import *  # noqa: F401,F403,E402  (igamma, betainc, zeta, bessel_i0e, ...)
+from yax.primitives.sharding_constraint import with_sharding_constraint  # noqa: F401,E402

@@ -144,3 +144,44 @@ def _candidate_specs(tiles, names, sizes):
 def _ordered_subsets(items, r):
     import itertools
     return itertools.permutations(items, r)
+
+
+_from_jax_cache: dict = {}
+
+
+def from_jax(jax_sharding):
+    """The yax sharding of a jaxlib buffer's sharding (cached per sharding object's value)."""
+    hit = _from_jax_cache.get(jax_sharding)
+    if hit is not None:
+        return hit
+    if isinstance(jax_sharding, jax.sharding.NamedSharding):
+        m = jax_sharding.mesh
+        mesh = Mesh(np.asarray(m.devices), tuple(m.axis_names))
+        spec = PartitionSpec(*[p for p in jax_sharding.spec])
+        out = NamedSharding(mesh, spec)
+    elif isinstance(jax_sharding, jax.sharding.SingleDeviceSharding):
+        out = SingleDeviceSharding(next(iter(jax_sharding.device_set)))
+    else:
+        devices = list(jax_sharding._device_assignment)
+        hlo = jax_sharding._hlo_sharding
+        out = OpaqueSharding(hlo, devices)
+    if len(_from_jax_cache) > 4096:
+        _from_jax_cache.clear()
+    _from_jax_cache[jax_sharding] = out
+    return out
+
+
+def sharding_of_buffer(buffer):
+    """The yax sharding of a (global) jaxlib buffer."""
+    return from_jax(buffer.sharding)
+
+
+def sharding_of_array(x):
+    """The yax sharding of a yax Array (a NamedSharding for arrays on several devices)."""
+    return from_jax(x._buf.sharding)
+
+
+def is_multi_device(buffer) -> bool:
+    """Whether a jaxlib buffer spans several devices."""
+    return type(buffer.sharding) is not jax.sharding.SingleDeviceSharding and \
+        len(buffer.sharding.device_set) > 1

@@ -33,9 +33,10 @@ from yax.interpreters import eager, lowering
 from yax.interpreters.eager import EVAL_TRACE
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.primitives.call import pjit_p
-from yax.runtime import backend, dispatch, executable
+from yax.runtime import backend, dispatch, executable, sharding_bridge
 from yax.runtime.array import Array
 from yax.runtime.lru import LRUCache
+from yax.transforms import jit_sharding
 from yax.transforms._args import (
     check_hashable_static,
     leaf_aval,
@@ -59,9 +60,11 @@ class _Entry:
     """One traced (and, once run eagerly, compiled) specialisation of a jitted function."""
 
     __slots__ = ("jaxpr", "consts", "out_tree", "exe", "const_bufs", "out_avals", "donated",
-                 "n_outs_single", "execute", "fastpath", "_lock")
+                 "n_outs_single", "execute", "fastpath", "_lock", "placement", "placer")
 
-    def __init__(self, jaxpr: ClosedJaxpr, consts, out_tree, donated):
+    def __init__(self, jaxpr: ClosedJaxpr, consts, out_tree, donated, placement=None):
+        self.placement = placement  # a jit_sharding.Placement for multi-device programs
+        self.placer = None
         self.jaxpr = jaxpr          # const-free: consts are its leading parameters
         self.consts = consts
         self.out_tree = out_tree
@@ -79,12 +82,24 @@ class _Entry:
             if self.exe is None:
                 self._compile(owner)
 
+    def lower(self):
+        """The module of this entry (Shardy-annotated when it runs on several devices)."""
+        n = len(self.consts)
+        pl = self.placement
+        mctx = lowering.lower_module(self.jaxpr.jaxpr, platform=backend.platform(),
+                                     consts_as_args=False,
+                                     donated=tuple(n + i for i in self.donated),
+                                     device_ids=None if pl is None else
+                                     [d.id for d in pl.devices])
+        if pl is not None:
+            jit_sharding.annotate(mctx, pl, n, self.jaxpr.in_avals, self.out_avals)
+        return mctx
+
     def _compile(self, owner) -> None:
         platform = backend.platform()
         n = len(self.consts)
-        donated = tuple(n + i for i in self.donated)
-        mctx = lowering.lower_module(self.jaxpr.jaxpr, platform=platform, consts_as_args=False,
-                                     donated=donated)
+        mctx = self.lower()
+        pl = self.placement
         if mctx.unused_donations:
             warnings.warn(f"{len(mctx.unused_donations)} donated buffer(s) could not be reused: "
                           f"no output has the same shape and dtype; they are not donated",
@@ -92,18 +107,31 @@ class _Entry:
         if config.log_compiles:
             _log.warning("yax: compiling %s (%s) for arguments (%s)", owner.name, owner.where(),
                          ", ".join(a.str_short() for a in self.jaxpr.in_avals[n:]))
+        multi = {} if pl is None else dict(devices=pl.devices, mesh=pl.mesh,
+                                           out_shardings=pl.out_shardings)
         exe = executable.compile_module(mctx.module, self.jaxpr.in_avals, self.out_avals,
                                         platform=platform, name=owner.name,
-                                        host_callbacks=getattr(mctx, "host_callbacks", ()))
-        self.const_bufs = [eager.to_array(c).buffer for c in self.consts]
+                                        host_callbacks=getattr(mctx, "host_callbacks", ()),
+                                        **multi)
+        if pl is not None and len(pl.devices) > 1:
+            self.placer = jit_sharding.ArgumentPlacer(exe.in_shardings)
+            self.const_bufs = self.placer.place_all(
+                [eager.to_array(c).buffer for c in self.consts], self.jaxpr.in_avals[:n])
+        else:
+            self.const_bufs = [eager.to_array(c).buffer for c in self.consts]
         self.execute = exe.run
         self.exe = exe  # last: another thread seeing `exe` set finds everything ready
         owner._state.compile_count += 1
 
     def run_arrays(self, args) -> object:
         """The Python hot path: every argument is an Array and the executable exists."""
+        bufs = [a._buf for a in args]
+        if self.placer is not None:
+            n = len(self.const_bufs)
+            place = self.placer.place
+            bufs = [place(n + i, b, a.aval) for i, (b, a) in enumerate(zip(bufs, args))]
         try:
-            outs = self.execute(self.const_bufs + [a._buf for a in args])
+            outs = self.execute(self.const_bufs + bufs)
         except Exception as e:
             _raise_if_deleted(args)
             raise_if_out_of_memory(e, self.out_avals, "jit")
@@ -116,8 +144,12 @@ class _Entry:
     def run(self, owner, leaves) -> object:
         if self.exe is None:
             self.compile(owner)
-        bufs = self.const_bufs + [x._buf if type(x) is Array else eager.to_array(x).buffer
-                                  for x in leaves]
+        bufs = [x._buf if type(x) is Array else eager.to_array(x).buffer for x in leaves]
+        if self.placer is not None:
+            n = len(self.const_bufs)
+            bufs = [self.placer.place(n + i, b, a)
+                    for i, (b, a) in enumerate(zip(bufs, self.jaxpr.in_avals[n:]))]
+        bufs = self.const_bufs + bufs
         try:
             outs = self.execute(bufs)
         except Exception as e:
@@ -137,6 +169,7 @@ class _Entry:
         """Data for jaxlib's C++ dispatch to run this entry itself, or None (Python path)."""
         if self.fastpath is _NO_FASTPATH:
             ok = (self.exe is not None and not self.exe.host_callbacks
+                  and self.placement is None  # jaxlib would compare shardings we do not give
                   and all(type(x) is Array for x in leaves))
             try:
                 self.fastpath = (dispatch.fastpath_data(self.exe, self.const_bufs, len(leaves),
@@ -236,8 +269,12 @@ def _source_location(fun) -> str:
 class JitFunction:
     """The callable returned by `jit`. See `jit` for the meaning of the options."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=()):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+                 in_shardings=None, out_shardings=None):
         functools.update_wrapper(self, fun)
+        self._in_shardings = in_shardings
+        self._out_shardings = out_shardings
+        self._sharded = in_shardings is not None or out_shardings is not None
         self._fun = fun
         self._static_argnums = set(normalize_argnums(static_argnums))
         self._static_argnames = set((static_argnames,) if isinstance(static_argnames, str)
@@ -246,12 +283,15 @@ class JitFunction:
         self._link_static_names_and_positions()
         options = (frozenset(self._static_argnums), frozenset(self._static_argnames),
                    frozenset(self._donate_argnums))
+        if self._sharded:
+            options += (_hashable_or_id(in_shardings), _hashable_or_id(out_shardings))
         self._state = _state_for(fun, options)
         if self._state.trace_count == 0:
             self._state.location = _source_location(fun)
         self.name = self._state.name
         self._fast_ok = not self._static_argnums and not self._donate_argnums
-        self._cpp = self._make_cpp()
+        # sharded programs stay on the Python path: its fast key includes argument shardings
+        self._cpp = None if self._sharded else self._make_cpp()
 
     def _make_cpp(self):
         if not (dispatch.AVAILABLE and config.jit_cpp_dispatch):
@@ -305,6 +345,13 @@ class JitFunction:
     # --- calling -------------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        if self._sharded and self._fast_ok and not kwargs and current_trace() is EVAL_TRACE:
+            leaves, tree = tree_util.tree_flatten(args)
+            if all(type(x) is Array for x in leaves):
+                entry = self._state.fast.get(_sharded_key(tree, leaves))
+                if entry is not None:
+                    return entry.run_arrays(leaves)
+            return self._call(args, kwargs)
         cpp = self._cpp
         if cpp is not None and current_trace() is EVAL_TRACE:
             try:
@@ -337,8 +384,19 @@ class JitFunction:
         try:
             if config.disable_jit:
                 return self._fun(*args, **kwargs), None, False
+            if not kwargs and self._state.fast:  # a sharded signature seen before
+                flat, tree = tree_util.tree_flatten(args)
+                if all(type(x) is Array for x in flat):
+                    hit = self._state.fast.get(_sharded_key(tree, flat))
+                    if hit is not None:
+                        return hit.run_arrays(flat), None, False
             entry, leaves, cached = self._lookup(args, kwargs, compile_now=True)
             out = entry.run(self, leaves)
+            if (entry.placement is not None and cached and not kwargs
+                    and not (config.debug_nans or config.debug_infs)):
+                flat, tree = tree_util.tree_flatten(args)
+                if all(type(x) is Array for x in flat):
+                    self._state.fast[_sharded_key(tree, flat)] = entry
         except BaseException:
             # a raising miss would pin this signature to Python; forget it instead
             self._state.clear_cpp()
@@ -367,6 +425,11 @@ class JitFunction:
     def _remember_fast(self, args, entry) -> None:
         """Register `entry` under the keys the fast paths of `__call__` compute."""
         fast = self._state.fast
+        if entry.placement is not None or self._sharded:
+            leaves, tree = tree_util.tree_flatten(args)
+            if self._sharded and all(type(x) is Array for x in leaves):
+                fast[_sharded_key(tree, leaves)] = entry
+            return
         if all(type(a) is Array for a in args):
             fast[(tuple(a.aval for a in args), _CONFIG[0])] = entry
         leaves, tree = tree_util.tree_flatten(args)
@@ -400,7 +463,10 @@ class JitFunction:
             avals = tuple(leaf_aval(x) for x in leaves)
         except TypeError:
             raise non_array_argument_error(self._fun, args, kwargs, static_pos) from None
-        key = (in_tree, avals, statics, _CONFIG[0])
+        arg_sh = tuple([sharding_bridge.sharding_of_array(x)
+                        if type(x) is Array and sharding_bridge.is_multi_device(x._buf) else None
+                        for x in leaves])
+        key = (in_tree, avals, statics, _CONFIG[0], arg_sh)
         state = self._state
         entry = state.entries.get(key)
         if entry is not None:
@@ -409,7 +475,7 @@ class JitFunction:
         def make():
             if config.explain_cache_misses:
                 _explain_miss(self, key, dyn_args, dyn_kwargs)
-            new = self._trace(args, kwargs, static_pos, in_tree, avals)
+            new = self._trace(args, kwargs, static_pos, in_tree, avals, arg_sh)
             if compile_now and not _captures_tracer(new):
                 new.compile(self)
             return new
@@ -419,7 +485,7 @@ class JitFunction:
         state.signatures.append(key)
         return entry, leaves, not _captures_tracer(entry)
 
-    def _trace(self, args, kwargs, static_pos, in_tree, avals) -> _Entry:
+    def _trace(self, args, kwargs, static_pos, in_tree, avals, arg_sh=()) -> _Entry:
         self._state.trace_count += 1
         static_kwargs = {k: v for k, v in kwargs.items() if k in self._static_argnames}
         out_tree_box = []
@@ -437,7 +503,21 @@ class JitFunction:
                                 origin=(self._fun, in_tree, static_pos))
         converted, consts = closure_convert(closed)
         donated = self._donated_leaf_indices(args, static_pos)
-        return _Entry(converted, consts, out_tree_box[0], donated)
+        placement = self._placement(in_tree, avals, arg_sh, out_tree_box[0], converted)
+        return _Entry(converted, consts, out_tree_box[0], donated, placement)
+
+    def _placement(self, in_tree, avals, arg_sh, out_tree, jaxpr):
+        """Where the traced program runs (None: one device); see `jit_sharding`."""
+        dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, list(avals))
+        n_kw = len(tree_util.tree_leaves(dyn_kwargs))
+        in_sh = (jit_sharding.broadcast_prefix(self._in_shardings, tuple(dyn_args),
+                                               "in_shardings") + [None] * n_kw)
+        outs = tree_util.tree_unflatten(out_tree, list(jaxpr.out_avals))
+        out_sh = jit_sharding.broadcast_prefix(self._out_shardings, outs, "out_shardings")
+        paths = [tree_util.keystr(p) or "<arg>" for p, _ in
+                 tree_util.tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))[0]]
+        return jit_sharding.resolve(paths, avals, in_sh, list(arg_sh) or [None] * len(avals),
+                                    out_sh, jaxpr.out_avals, jaxpr.jaxpr)
 
     def _donated_leaf_indices(self, args, static_pos) -> tuple:
         if not self._donate_argnums:
@@ -490,7 +570,7 @@ def _explain_miss(owner: JitFunction, key, dyn_args, dyn_kwargs) -> None:
     previous = owner._state.signatures
     if not previous:
         return
-    in_tree, avals, statics, cfg = key
+    in_tree, avals, statics, cfg = key[:4]
     same_tree = [k for k in previous if k[0] == in_tree]
     old = (same_tree or previous)[-1]
     reasons = []
@@ -526,11 +606,7 @@ class Lowered:
         self._entry = entry
 
     def as_text(self) -> str:
-        n = len(self._entry.consts)
-        mctx = lowering.lower_module(self._entry.jaxpr.jaxpr, platform=backend.platform(),
-                                     consts_as_args=False,
-                                     donated=tuple(n + i for i in self._entry.donated))
-        return lowering.module_text(mctx)
+        return lowering.module_text(self._entry.lower())
 
     @property
     def jaxpr(self) -> ClosedJaxpr:
@@ -572,6 +648,26 @@ class Compiled:
     def as_text(self) -> str:
         return self._entry.exe.hlo_text()
 
+    @property
+    def input_shardings(self):
+        """Per array argument, the sharding the program expects (flat, in argument order)."""
+        exe = self._entry.exe
+        n = len(self._entry.consts)
+        if exe.in_shardings is None:
+            return [sharding_bridge.from_jax(transfer_sharding(exe.device))] * len(self.in_avals)
+        return list(exe.in_shardings[n:])
+
+    @property
+    def output_shardings(self):
+        """The outputs' shardings (a pytree like the outputs)."""
+        exe = self._entry.exe
+        if exe.out_shardings is None:
+            shardings = [sharding_bridge.from_jax(transfer_sharding(exe.device))] * \
+                len(self._entry.out_avals)
+        else:
+            shardings = list(exe.out_shardings)
+        return tree_util.tree_unflatten(self._entry.out_tree, shardings)
+
     def memory_analysis(self):
         """Byte counts of the compiled program under jax's names (`temp_size_in_bytes`,
         `argument_size_in_bytes`, `output_size_in_bytes`, `alias_size_in_bytes`,
@@ -583,7 +679,27 @@ class Compiled:
         return self._entry.exe.cost_analysis()
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
+def _sharded_key(tree, leaves) -> tuple:
+    """The fast-path key of a sharded jit call: structure, avals and buffer shardings."""
+    return (tree, tuple([x.aval for x in leaves]), tuple([x._buf.sharding for x in leaves]),
+            _CONFIG[0])
+
+
+def _hashable_or_id(x):
+    try:
+        hash(x)
+        return x
+    except TypeError:
+        return ("id", id(x))
+
+
+def transfer_sharding(device):
+    from yax.runtime.transfer import sharding_of
+    return sharding_of(device)
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
+        in_shardings=None, out_shardings=None):
     """Compile `fun` with XLA: trace once per argument signature, then reuse the executable.
 
     Args:
@@ -591,6 +707,16 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
       static_argnums / static_argnames: arguments treated as compile-time constants (hashable);
         each new value retraces. Use them for shapes, flags and Python control flow.
       donate_argnums: arguments whose buffers may be reused for outputs; they are deleted.
+      in_shardings / out_shardings: a pytree prefix of the positional arguments (of the
+        outputs) with NamedSharding, SingleDeviceSharding, a PartitionSpec (under `with mesh:`)
+        or None (the compiler decides; a committed multi-device argument keeps its own
+        sharding) at the leaves. The program then runs SPMD-partitioned over the mesh (its
+        devices also come from argument shardings and `mesh` params of its equations), and
+        outputs are sharded Arrays placed as the compiler chose. Single-device arguments are
+        copied to the expected sharding; a multi-device argument placed differently from
+        `in_shardings` is resharded (JAX raises in some versions; copying keeps one code
+        path). Different device sets or a spec that does not divide a dimension raise
+        ShardingError before XLA runs.
 
     Returns:
       A JitFunction; call it like `fun`. `.lower(*args)` gives the StableHLO, `.trace_count`
@@ -603,8 +729,12 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
     """
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames, donate_argnums=donate_argnums)
-    if isinstance(fun, JitFunction) and not (static_argnums or static_argnames or donate_argnums):
+                                 static_argnames=static_argnames, donate_argnums=donate_argnums,
+                                 in_shardings=in_shardings, out_shardings=out_shardings)
+    sharded = in_shardings is not None or out_shardings is not None
+    if isinstance(fun, JitFunction) and not (static_argnums or static_argnames or donate_argnums
+                                             or sharded):
         return fun
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, in_shardings,
+                       out_shardings)
 

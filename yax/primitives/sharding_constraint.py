@@ -1,0 +1,113 @@
+"""`with_sharding_constraint(x, shardings)`: pin where intermediate values live inside a sharded
+program (XLA's partitioner propagates shardings from such pins).
+
+One primitive, `sharding_constraint(x; sharding, mesh)`, with a NamedSharding. It lowers to
+`sdy.sharding_constraint`; it is linear (the tangent and the cotangent get the same constraint);
+under vmap the spec gets None at the batch dimension; applied eagerly it reshards the Array
+(a device_put to the sharding). Its equations carry param `mesh`, so `jit` runs the program on
+the mesh's devices.
+"""
+
+from __future__ import annotations
+
+from yax import tree_util
+from yax.core.avals import ShapedArray
+from yax.core.primitive import Primitive
+from yax.sharding import NamedSharding, PartitionSpec, ShardingError, current_mesh
+
+__all__ = ["with_sharding_constraint"]
+
+
+def _abstract_eval(x, *, sharding, mesh):
+    sharding.check_shape(x.shape, "with_sharding_constraint's operand")
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _lower(ctx, x, *, sharding, mesh):
+    from jaxlib.mlir.dialects import sdy
+
+    from yax.interpreters import sharding_lowering as sl
+    ndim = len(ctx.avals_in[0].shape)
+    attr = sl.named_sharding_attr(ctx.module_ctx, sharding, ndim)
+    return [sdy.ShardingConstraintOp(x, attr).result]
+
+
+def _impl(x, *, sharding, mesh):  # eager: a list of outputs, as process_primitive returns
+    import numpy as np
+
+    from yax.runtime import sharding_bridge, transfer
+    from yax.runtime.array import Array
+    if sharding_bridge.is_multi_device(x._buf) and sharding_bridge.sharding_of_array(x) == sharding:
+        return [x]
+    return [Array(transfer.device_put_sharded(np.asarray(x), sharding), x.aval)]
+
+
+sharding_constraint_p = Primitive("sharding_constraint")
+sharding_constraint_p.abstract_eval = _abstract_eval
+sharding_constraint_p.lower = _lower
+sharding_constraint_p.impl = _impl
+
+
+def _transpose(cts, x, *, sharding, mesh):
+    return [sharding_constraint_p.bind(cts[0] if isinstance(cts, (list, tuple)) else cts,
+                                       sharding=sharding, mesh=mesh)]
+
+
+def _batch(args, dims, *, sharding, mesh):
+    x, d = args[0], dims[0]
+    if d is None:
+        return [sharding_constraint_p.bind(x, sharding=sharding, mesh=mesh)], [None]
+    entries = list(sharding.spec) + [None] * (len(x.shape) - 1 - len(sharding.spec))
+    entries.insert(d, None)
+    batched = NamedSharding(mesh, PartitionSpec(*entries))
+    return [sharding_constraint_p.bind(x, sharding=batched, mesh=mesh)], [d]
+
+
+from yax.primitives._ad_rules import linear_jvp  # noqa: E402
+
+linear_jvp(sharding_constraint_p)
+sharding_constraint_p.transpose = _transpose
+sharding_constraint_p.batch = _batch
+
+
+def _named(s) -> NamedSharding:
+    if isinstance(s, NamedSharding):
+        return s
+    if isinstance(s, PartitionSpec):
+        mesh = current_mesh()
+        if mesh is None:
+            raise ShardingError(f"with_sharding_constraint: a bare PartitionSpec {s} needs a "
+                                f"current mesh; use `with mesh:` or pass NamedSharding(mesh, "
+                                f"spec)")
+        return NamedSharding(mesh, s)
+    raise TypeError(f"with_sharding_constraint: expected a NamedSharding or a PartitionSpec, "
+                    f"got {s!r}")
+
+
+def with_sharding_constraint(x, shardings):
+    """Constrain the sharding of `x` (a pytree) inside a sharded program.
+
+    Args:
+      x: an array or pytree of arrays.
+      shardings: a NamedSharding or a PartitionSpec (with a current mesh), or a pytree of them
+        matching (a prefix of) `x`.
+
+    Returns:
+      `x` unchanged in value; the compiler places it as asked. Outside `jit` the Arrays are
+      resharded (copied onto the sharding).
+
+    Example:
+      >>> y = with_sharding_constraint(x @ w, NamedSharding(mesh, P("data")))
+    """
+    is_leaf = lambda s: isinstance(s, (NamedSharding, PartitionSpec))  # noqa: E731
+    leaves, tree = tree_util.tree_flatten(x)
+    if is_leaf(shardings):
+        per_leaf = [shardings] * len(leaves)
+    else:
+        from yax.transforms.jit_sharding import broadcast_prefix
+        per_leaf = broadcast_prefix(shardings, x, "with_sharding_constraint's shardings")
+    outs = []
+    for leaf, s in zip(leaves, per_leaf, strict=True):
+        s = _named(s)
+        outs.append(sharding_constraint_p.bind(leaf, sharding=s, mesh=s.mesh))
+    return tree_util.tree_unflatten(tree, outs)

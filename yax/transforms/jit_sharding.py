@@ -1,0 +1,179 @@
+"""Sharded `jit`: resolving in/out shardings, finding the program's devices, lowering with
+Shardy annotations and placing arguments where the compiled SPMD program expects them.
+
+Choices (where JAX differs between versions):
+  - a committed multi-device argument whose sharding differs from `in_shardings` is resharded
+    (copied to the expected placement) rather than rejected: the result is the same and the
+    user keeps one code path; the copy is the price, as in an explicit `device_put`.
+  - single-device arguments are copied to the sharding the program expects.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax import tree_util
+from yax.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, ShardingError
+from yax.sharding import current_mesh as _current_mesh
+from yax.sharding.named import SingleDeviceSharding
+
+
+def _is_sharding_leaf(x) -> bool:
+    return x is None or isinstance(x, (Sharding, PartitionSpec))
+
+
+def _as_sharding(s, what: str):
+    if s is None or isinstance(s, Sharding):
+        return s
+    if isinstance(s, PartitionSpec):
+        mesh = _current_mesh()
+        if mesh is None:
+            raise ShardingError(f"{what}: a bare PartitionSpec {s} needs a current mesh; use "
+                                f"`with mesh:` or pass NamedSharding(mesh, spec)")
+        return NamedSharding(mesh, s)
+    raise TypeError(f"{what}: expected a NamedSharding, SingleDeviceSharding, PartitionSpec or "
+                    f"None, got {s!r}")
+
+
+def broadcast_prefix(prefix, tree, what: str) -> list:
+    """One sharding per leaf of `tree`, `prefix` being a pytree prefix of it."""
+    if _is_sharding_leaf(prefix):
+        return [_as_sharding(prefix, what)] * len(tree_util.tree_leaves(tree))
+    if isinstance(prefix, (list, tuple)) and isinstance(tree, (list, tuple)):
+        if len(prefix) != len(tree):
+            raise ValueError(f"{what} has {len(prefix)} entries but the value it describes has "
+                             f"{len(tree)}; give one entry per argument (or one for all)")
+        return [s for p, t in zip(prefix, tree) for s in broadcast_prefix(p, t, what)]
+    if isinstance(prefix, dict) and isinstance(tree, dict):
+        return [s for k in tree_util._sorted_keys(tree)
+                for s in broadcast_prefix(prefix[k], tree[k], what)]
+    raise ValueError(f"{what} {prefix!r} is not a pytree prefix of the value it describes")
+
+
+def eqn_meshes(jaxpr, out: list) -> list:
+    """Meshes named by equation params `mesh`, in sub-jaxprs too."""
+    for eqn in jaxpr.eqns:
+        for name, v in eqn.params.items():
+            if name == "mesh" and isinstance(v, Mesh):
+                out.append(v)
+            else:
+                for sub in _sub_jaxprs(v):
+                    eqn_meshes(sub, out)
+    return out
+
+
+def _sub_jaxprs(v):
+    inner = getattr(v, "jaxpr", None)
+    if inner is not None and hasattr(inner, "eqns"):
+        yield inner
+    elif hasattr(v, "eqns"):
+        yield v
+    elif isinstance(v, (tuple, list)):
+        for x in v:
+            yield from _sub_jaxprs(x)
+
+
+class Placement:
+    """Where a sharded program runs: its mesh and devices, per-parameter and per-result shardings
+    (None: the compiler decides)."""
+
+    def __init__(self, mesh, in_shardings, out_shardings):
+        self.mesh = mesh
+        self.devices = list(mesh.devices.flat)
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
+
+
+def resolve(paths, avals, in_sh, arg_sh, out_sh, out_avals, jaxpr) -> Placement | None:
+    """The program's Placement, or None when it runs on one device.
+
+    `in_sh`/`arg_sh`: per argument leaf, the requested sharding and the committed sharding of a
+    multi-device argument. Raises ShardingError for mixed device sets or non-dividing specs."""
+    named = [(f"argument {p}", a, s) for p, a, s in zip(paths, avals, in_sh) if s is not None]
+    named += [(f"argument {p}", a, s) for p, a, s, r in zip(paths, avals, arg_sh, in_sh)
+              if s is not None and r is None]
+    named += [(f"output {i}", a, s) for i, (a, s) in enumerate(zip(out_avals, out_sh))
+              if s is not None]
+    meshes = [s.mesh for _, _, s in named if isinstance(s, NamedSharding)]
+    meshes += eqn_meshes(jaxpr, [])
+    multi = [s for _, _, s in named if len(s.device_set) > 1]
+    if not meshes and not multi:
+        return None
+    if meshes:
+        mesh = meshes[0]
+    else:  # only opaque compiler-chosen shardings: a 1-D mesh over their devices
+        mesh = Mesh(np.array(multi[0]._device_order(), dtype=object), ("_devices",))
+    devices = set(mesh.devices.flat)
+    for what, aval, s in named:
+        if s.device_set != devices:
+            raise ShardingError(
+                f"{what} of shape {tuple(aval.shape)} has sharding {s!r}, on devices "
+                f"{sorted(d.id for d in s.device_set)}, but the program runs on {mesh!r} "
+                f"(devices {sorted(d.id for d in devices)}); every sharding of one jitted "
+                f"program must use the same devices (device_put the argument onto the mesh)")
+        if isinstance(s, NamedSharding):
+            s.check_shape(aval.shape, what)
+    for m in meshes:
+        if set(m.devices.flat) != devices:
+            raise ShardingError(f"the program uses {m!r} and {mesh!r}, which hold different "
+                                f"devices; one jitted program runs on one set of devices")
+    ins = [r if r is not None else a for r, a in zip(in_sh, arg_sh)]
+    ins = [None if isinstance(s, SingleDeviceSharding) else s for s in ins]
+    return Placement(mesh, ins, list(out_sh))
+
+
+def annotate(mctx, placement: Placement, n_consts: int, in_avals, out_avals) -> None:
+    """`sdy.sharding` on main's parameters (consts replicated) and requested results."""
+    from jaxlib.mlir import ir
+
+    from yax.interpreters import sharding_lowering as sl
+    main = next(op for op in mctx.module.body.operations
+                if getattr(op, "sym_name", None) is not None and op.sym_name.value == "main")
+    replicated = NamedSharding(placement.mesh, PartitionSpec())
+    shardings = [replicated] * n_consts + list(placement.in_shardings)
+    with mctx.context, ir.Location.unknown():
+        args = {i: sl.named_sharding_attr(mctx, s, len(a.shape))
+                for i, (s, a) in enumerate(zip(shardings, in_avals))
+                if isinstance(s, NamedSharding)}
+        sl.set_value_shardings(main, "arg_attrs", args, len(in_avals))
+        res = {i: sl.named_sharding_attr(mctx, s, len(a.shape))
+               for i, (s, a) in enumerate(zip(placement.out_shardings, out_avals))
+               if isinstance(s, NamedSharding)}
+        if res:
+            sl.set_value_shardings(main, "res_attrs", res, len(out_avals))
+
+
+class ArgumentPlacer:
+    """Turns argument buffers into the global buffers a sharded executable expects, copying
+    those placed differently (memoised per jax sharding object)."""
+
+    def __init__(self, exe_in_shardings):
+        from yax.runtime import sharding_bridge
+        self._bridge = sharding_bridge
+        self.want = list(exe_in_shardings)
+        self._ok: list[dict] = [{} for _ in self.want]
+
+    def place(self, i: int, buf, aval):
+        js = buf.sharding
+        ok = self._ok[i].get(js)
+        if ok is None:
+            have = self._bridge.from_jax(js)
+            want = self.want[i]
+            ok = have == want or (len(have.device_set) > 1 and have.device_set == want.device_set
+                                  and _same_blocks(have, want, aval.shape))
+            self._ok[i][js] = ok
+        if ok:
+            return buf
+        from yax.runtime import transfer
+        return transfer.device_put_sharded(np.asarray(buf), self.want[i])
+
+    def place_all(self, bufs, avals) -> list:
+        return [self.place(i, b, a) for i, (b, a) in enumerate(zip(bufs, avals))]
+
+
+def _same_blocks(a, b, shape) -> bool:
+    try:
+        return a.devices_indices_map(shape) == b.devices_indices_map(shape) and \
+            a._device_order() == b._device_order()
+    except Exception:  # a placement that cannot describe this shape: copy
+        return False

@@ -18,8 +18,9 @@ from yax import numpy  # noqa: E402,F401
 from yax import tree_util  # noqa: E402,F401
 from yax.runtime.array import Array  # noqa: E402,F401
 from yax.transforms.api import (  # noqa: E402,F401
-    block_until_ready, clear_caches, device_get, device_put, devices, default_backend,
-    disable_jit, eval_shape)
+    block_until_ready, clear_caches, default_backend, default_device, device_count, device_get,
+    device_put, devices, disable_jit, eval_shape, local_device_count, local_devices,
+    process_count, process_index)
 from yax.transforms.ad import (  # noqa: E402,F401
     grad, jvp, linear_transpose, linearize, value_and_grad, vjp)
 from yax.transforms.jacobians import hessian, jacfwd, jacrev  # noqa: E402,F401
@@ -42,6 +43,12 @@ from yax.experimental.callbacks import effects_barrier, pure_callback  # noqa: E
 from yax.primitives.callbacks import ShapeDtypeStruct  # noqa: E402,F401
 from yax.transforms.extras import (  # noqa: E402,F401
     closure_convert, custom_gradient, ensure_compile_time_eval, named_scope, typeof)
+from yax import distributed, sharding  # noqa: E402,F401
+from yax.sharding import NamedSharding, P, make_mesh  # noqa: E402,F401
+from yax.transforms.array_creation import (  # noqa: E402,F401
+    make_array_from_callback, make_array_from_single_device_arrays)
+from yax.transforms.process_arrays import make_array_from_process_local_data  # noqa: E402,F401
+from yax.transforms.pmap import pmap  # noqa: E402,F401
 jacobian = jacrev
 
 from yax._missing import module_getattr as _module_getattr  # noqa: E402

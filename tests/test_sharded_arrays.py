@@ -43,6 +43,8 @@ def test_single_device_array_sharding_and_default_device():
     z = api.device_put(tree, {"a": dev, "b": None})
     assert z["a"].committed and not z["b"][0].committed
     assert api.device_put(x, SingleDeviceSharding(dev)).committed
+    with pytest.raises(TypeError, match="yax sharding"):
+        api.device_put(x, "cpu:0")
     back = pickle.loads(pickle.dumps(y))
     assert back.sharding == y.sharding and np.array_equal(np.asarray(back), np.asarray(y))
     # default_device: a context (per thread) and a config value

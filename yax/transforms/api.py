@@ -57,6 +57,10 @@ def _put_leaf(leaf, target):
         target = next(iter(target.device_set))
     if isinstance(target, Sharding):
         return _put_sharded(leaf, target, weak)
+    if not _is_target(target):
+        raise TypeError(f"device_put places values on a device (from yax.devices()), a yax "
+                        f"sharding (yax.sharding.NamedSharding, SingleDeviceSharding) or None, "
+                        f"not {target!r}")
     if type(leaf) is Array and leaf._buf.sharding.device_set == {target}:
         out = Array(leaf._buf, leaf.aval)
     else:

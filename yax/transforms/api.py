@@ -14,7 +14,7 @@ from yax.runtime import backend as _backend
 from yax.runtime.array import Array
 
 
-def device_put(x, device=None):
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     """Copy a pytree of arrays to a device or a sharding.
 
     Args:
@@ -25,12 +25,14 @@ def device_put(x, device=None):
     Returns:
       The same pytree of Arrays; those placed explicitly are *committed*. An Array already
       placed elsewhere is moved or resharded (its values are kept: shards are gathered and
-      re-split).
+      re-split). `src`, `donate` and `may_alias` are accepted as JAX's; yax always copies
+      (no buffer is donated or aliased), so they change nothing.
 
     Example:
       >>> mesh = yax.make_mesh((8,), ("data",))
       >>> x = yax.device_put(np.zeros((16, 4)), NamedSharding(mesh, P("data")))
     """
+    del src, donate, may_alias
     if _is_target(device):
         return tree_util.tree_map(lambda leaf: _put_leaf(leaf, device), x)
     # a prefix pytree of targets: broadcast each target over its subtree of x
@@ -57,6 +59,10 @@ def _put_leaf(leaf, target):
         target = next(iter(target.device_set))
     if isinstance(target, Sharding):
         return _put_sharded(leaf, target, weak)
+    if not _is_target(target):
+        raise TypeError(f"device_put places values on a device (from yax.devices()), a yax "
+                        f"sharding (yax.sharding.NamedSharding, SingleDeviceSharding) or None, "
+                        f"not {target!r}")
     if type(leaf) is Array and leaf._buf.sharding.device_set == {target}:
         out = Array(leaf._buf, leaf.aval)
     else:

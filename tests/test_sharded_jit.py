@@ -140,6 +140,12 @@ def clip_grad(x):
 clip_grad.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -0.01, 0.01),))
 cv = yax.jit(yax.grad(lambda x: (clip_grad(x) * x).sum()), in_shardings=S)(a)
 close(cv, np.clip(a, -0.01, 0.01) + a)
+# a jitted function applied eagerly under grad/vmap on sharded inputs (the pjit primitive)
+inner = yax.jit(lambda x: jnp.sin(x) * 2)
+gi = yax.grad(lambda x: inner(x).sum())(xs)
+assert spec_of(gi) == ("x",); close(gi, 2 * np.cos(a))
+close(yax.vmap(inner)(xs), 2 * np.sin(a))
+close(yax.grad(lambda x: yax.jit(h)(x).sum())(big), 3 * np.cos(3 * big))
 print("OK")
 '''
 

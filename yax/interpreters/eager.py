@@ -1,7 +1,10 @@
 """Eager evaluation: apply one primitive to concrete Arrays right away.
 
 Each primitive application is lowered on its own (the same lowering rule `jit` uses), compiled once
-per (primitive, params, input avals, platform) and cached, then executed.
+per (primitive, params, input avals, platform) and cached, then executed. When an input lives on
+several devices the primitive runs as one SPMD program on them (`_apply_sharded`, cached per
+signature and input shardings): inputs keep their shardings, single-device inputs are replicated
+onto the mesh, outputs come back as the compiler places them.
 """
 
 from __future__ import annotations

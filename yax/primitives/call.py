@@ -65,6 +65,9 @@ def run_closed_jaxpr(jaxpr, arrays) -> list:
 
 
 def _pjit_impl(*arrays, jaxpr, name):
+    from yax.transforms import jit_sharding
+    if jit_sharding.needs_devices(jaxpr, arrays):  # sharded inputs or a mesh inside
+        return jit_sharding.run_closed_sharded(jaxpr, arrays)
     return run_closed_jaxpr(jaxpr, arrays)
 
 

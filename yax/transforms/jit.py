@@ -123,10 +123,11 @@ class _Entry:
         self.exe = exe  # last: another thread seeing `exe` set finds everything ready
         owner._state.compile_count += 1
 
-    def run_arrays(self, args) -> object:
-        """The Python hot path: every argument is an Array and the executable exists."""
+    def run_arrays(self, args, place: bool = True) -> object:
+        """The Python hot path: every argument is an Array and the executable exists
+        (`place=False`: the arguments are known to be placed as the program expects)."""
         bufs = [a._buf for a in args]
-        if self.placer is not None:
+        if place and self.placer is not None:
             n = len(self.const_bufs)
             place = self.placer.place
             bufs = [place(n + i, b, a.aval) for i, (b, a) in enumerate(zip(bufs, args))]
@@ -217,7 +218,7 @@ class _FunState:
         self.location = "unknown location"  # file:line of the function (never the function)
 
     def _evicted(self, _key, entry) -> None:
-        self.fast = {k: e for k, e in self.fast.items() if e is not entry}
+        self.fast = {k: e for k, e in self.fast.items() if getattr(e, "entry", e) is not entry}
         self.clear_cpp()  # so the evicted executable is really freed
 
     def clear_cpp(self) -> None:
@@ -396,7 +397,7 @@ class JitFunction:
                     and not (config.debug_nans or config.debug_infs)):
                 flat, tree = tree_util.tree_flatten(args)
                 if all(type(x) is Array for x in flat):
-                    self._state.fast[_sharded_key(tree, flat)] = entry
+                    self._state.fast[_sharded_key(tree, flat)] = _placed_runner(entry, flat)
         except BaseException:
             # a raising miss would pin this signature to Python; forget it instead
             self._state.clear_cpp()
@@ -428,7 +429,7 @@ class JitFunction:
         if entry.placement is not None or self._sharded:
             leaves, tree = tree_util.tree_flatten(args)
             if self._sharded and all(type(x) is Array for x in leaves):
-                fast[_sharded_key(tree, leaves)] = entry
+                fast[_sharded_key(tree, leaves)] = _placed_runner(entry, leaves)
             return
         if all(type(a) is Array for a in args):
             fast[(tuple(a.aval for a in args), _CONFIG[0])] = entry
@@ -677,6 +678,27 @@ class Compiled:
     def cost_analysis(self) -> dict:
         """XLA's cost estimate (`flops`, `bytes accessed`, ...) as a dict."""
         return self._entry.exe.cost_analysis()
+
+
+class _PlacedRunner:
+    """A sharded entry reached through a key whose argument shardings need no copy."""
+
+    __slots__ = ("entry", "run_arrays")
+
+    def __init__(self, entry):
+        self.entry = entry
+        self.run_arrays = functools.partial(entry.run_arrays, place=False)
+
+
+def _placed_runner(entry: _Entry, leaves):
+    """`entry`, or a runner skipping the placement check when every argument fits already."""
+    placer = entry.placer
+    if placer is None:
+        return entry
+    n = len(entry.const_bufs)
+    if all(placer._ok[n + i].get(x._buf.sharding) for i, x in enumerate(leaves)):
+        return _PlacedRunner(entry)
+    return entry
 
 
 def _sharded_key(tree, leaves) -> tuple:

@@ -13,8 +13,10 @@ from yax.core import dtypes
 from yax.lax_like import elementwise, shape
 from yax.lax_like._util import as_operand
 from yax.primitives import collectives as coll
+from yax.primitives import collectives_exchange as exch
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index"]
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute",
+           "pshuffle", "psum_scatter", "all_to_all"]
 
 
 def _names(axis_name) -> tuple:
@@ -108,3 +110,65 @@ def axis_index(axis_name):
         index = i if index is None else elementwise.add(
             elementwise.mul(index, coll.axis_size(name)), i)
     return index
+
+
+def axis_size(axis_name) -> int:
+    """The size of the named axis (a product over several names), as a Python int."""
+    import math as _math
+    return _math.prod(coll.axis_size(name) for name in _names(axis_name))
+
+
+def _one_name(axis_name, what: str):
+    names = _names(axis_name)
+    if len(names) != 1:
+        raise errors.YaxError(f"{what} over several axis names {names} is not supported; apply "
+                              f"it over one axis name at a time")
+    return names[0]
+
+
+def ppermute(x, axis_name, perm):
+    """Send each example's `x` to another: `perm` lists (source, destination) index pairs along
+    the axis; an example no source sends to receives zeros.
+
+    Example:
+      >>> n = 4   # shift right by one, cyclically
+      >>> lax.ppermute(x, "i", perm=[(j, (j + 1) % n) for j in range(n)])
+    """
+    name = _one_name(axis_name, "ppermute")
+    return tree_util.tree_map(lambda v: exch.ppermute_bind(as_operand(v), name, perm), x)
+
+
+def pshuffle(x, axis_name, perm):
+    """Example i receives the `x` of example `perm[i]` (ppermute with pairs (perm[i], i))."""
+    return ppermute(x, axis_name, [(int(src), i) for i, src in enumerate(perm)])
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension: int = 0, axis_index_groups=None,
+                 tiled: bool = False):
+    """The psum of `x`, of which example i keeps only slice i of `scatter_dimension` (tiled:
+    block i). The transpose of all_gather."""
+    if axis_index_groups is not None:
+        raise errors.YaxError("psum_scatter: axis_index_groups is not supported")
+    name = _one_name(axis_name, "psum_scatter")
+
+    def leaf(v):
+        v = as_operand(v)
+        dim = scatter_dimension % max(v.aval.ndim, 1)
+        return exch.psum_scatter_bind(v, name, dim, bool(tiled))
+    return tree_util.tree_map(leaf, x)
+
+
+def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_groups=None,
+               tiled: bool = False):
+    """Split `x` along `split_axis` into one piece per example, send piece i to example i, and
+    concatenate what arrives along `concat_axis` (untiled: the split axis, whose size must be
+    the axis size, is removed and a new axis of that size appears at `concat_axis`)."""
+    if axis_index_groups is not None:
+        raise errors.YaxError("all_to_all: axis_index_groups is not supported")
+    name = _one_name(axis_name, "all_to_all")
+
+    def leaf(v):
+        v = as_operand(v)
+        rank = v.aval.ndim
+        return exch.all_to_all_bind(v, name, split_axis % rank, concat_axis % rank, bool(tiled))
+    return tree_util.tree_map(leaf, x)

@@ -24,8 +24,10 @@ from yax.core import dtypes
 from yax.core.avals import ShapedArray, TypedScalar
 from yax.core.primitive import Primitive
 from yax.core.trace import Tracer, current_trace, use_trace
-from yax.interpreters import batching, eager
+from yax.interpreters import batching, eager, mlir
 from yax.interpreters.ad_util import Zero
+from yax.interpreters.mlir import hlo, ir
+from yax.primitives import mesh_axes
 from yax.primitives._checks import dtype_kind_check
 from yax.primitives._lax import lax
 
@@ -38,7 +40,8 @@ def _unbound(axis_name) -> errors.YaxError:
 
 
 def find_axis_trace(axis_name) -> batching.BatchTrace:
-    """The innermost active batching trace named `axis_name` (or the unbound-name error)."""
+    """The innermost active batching trace named `axis_name`, else the mesh axis of that name
+    bound by an enclosing shard_map (`mesh_axes.MeshAxis`), else the unbound-name error."""
     if axis_name is None:
         raise errors.YaxError("a collective needs an axis name (got None): pass the axis_name "
                               "given to vmap(..., axis_name=...)")
@@ -47,6 +50,9 @@ def find_axis_trace(axis_name) -> batching.BatchTrace:
         if isinstance(trace, batching.BatchTrace) and trace.axis_name == axis_name:
             return trace
         trace = trace.parent
+    mesh_axis = mesh_axes.find_mesh_axis(axis_name)
+    if mesh_axis is not None:
+        return mesh_axis
     raise _unbound(axis_name)
 
 
@@ -111,6 +117,8 @@ def axis_index_bind(axis_name):
     Built directly at the binding trace: with no operands, nothing would route a primitive
     application to that trace's batch rule."""
     trace = find_axis_trace(axis_name)
+    if isinstance(trace, mesh_axes.MeshAxis):  # inside shard_map: the device's position
+        return axis_index_p.bind(axis_name=axis_name)
     with use_trace(trace.parent):
         index = lax.iota(np.int32, trace.axis_size)
     return batching.BatchTracer(trace, index, 0)
@@ -131,6 +139,60 @@ def _is_own_axis(axis_name) -> bool:
 
 def _unbound_lower(ctx, *args, axis_name, **params):
     raise _unbound(axis_name)
+
+
+def _mesh_lowering(emit):
+    """A lowering that emits `emit(ctx, mesh, *args, **params)` inside a shard_map region over
+    a mesh with `axis_name`, and reports the unbound name elsewhere."""
+    def lower(ctx, *args, axis_name, **params):
+        mesh = mesh_axes.manual_mesh(ctx, axis_name)
+        if mesh is None:
+            raise _unbound(axis_name)
+        return emit(ctx, mesh, *args, axis_name=axis_name, **params)
+    return lower
+
+
+def channel():
+    return hlo.ChannelHandle.get(1, 1)  # as jax: one handle for every collective (see notes)
+
+
+def groups_attr(ctx, mesh, axis_name):
+    return mlir.i64_elements(mesh_axes.replica_groups(ctx, mesh, axis_name))
+
+
+def reducer_region(op, dtype, combine) -> None:
+    block = mlir.scalar_region(op, dtype, 2)
+    with ir.InsertionPoint(block):
+        hlo.ReturnOp([combine(*block.arguments)])
+
+
+def _emit_all_reduce(combine):
+    def emit(ctx, mesh, x, *, axis_name):
+        aval = ctx.avals_out[0]
+        op = hlo.AllReduceOp([mlir.aval_type(aval)], [x], groups_attr(ctx, mesh, axis_name),
+                             channel_handle=channel(), use_global_device_ids=True)
+        reducer_region(op, aval.dtype, combine)
+        return [op.result if hasattr(op, "result") else op.results[0]]
+    return _mesh_lowering(emit)
+
+
+def _emit_all_gather(ctx, mesh, x, *, axis_name, axis, tiled, axis_size):
+    aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
+    if not tiled:  # gather along a new unit axis, then it is the tiled form
+        shape = aval_in.shape[:axis] + (1,) + aval_in.shape[axis:]
+        x = hlo.reshape(mlir.tensor_type(shape, aval_in.dtype), x)
+    op = hlo.AllGatherOp([mlir.aval_type(aval_out)], [x], axis,
+                         groups_attr(ctx, mesh, axis_name), channel_handle=channel(),
+                         use_global_device_ids=True)
+    return [op.results[0]]
+
+
+def _emit_axis_index(ctx, mesh, *, axis_name):
+    table = mlir.constant(mesh_axes.axis_coordinates(ctx, mesh, axis_name))
+    pid = hlo.convert(mlir.tensor_type((), np.int32), hlo.PartitionIdOp().result)
+    start = hlo.reshape(mlir.tensor_type((), np.int32), pid)
+    one = hlo.dynamic_slice(table, [start], mlir.dense_i64([1]))
+    return [hlo.reshape(mlir.tensor_type((), np.int32), one)]
 
 
 # --- psum, pmax, pmin ----------------------------------------------------------------------------
@@ -186,7 +248,7 @@ def _chooser_jvp(rebind):
 
 psum_p = Primitive("psum")
 psum_p.abstract_eval = _allreduce_abstract_eval("psum", "numeric")
-psum_p.lower = _unbound_lower
+psum_p.lower = _emit_all_reduce(lambda a, b: hlo.add(a, b))
 psum_p.jvp = _psum_jvp
 psum_p.transpose = _psum_transpose
 psum_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_sum(x, axes), _psum_unbatched,
@@ -194,14 +256,14 @@ psum_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_sum(x, axes), _psum_u
 
 pmax_p = Primitive("pmax")
 pmax_p.abstract_eval = _allreduce_abstract_eval("pmax", "real")
-pmax_p.lower = _unbound_lower
+pmax_p.lower = _emit_all_reduce(lambda a, b: hlo.maximum(a, b))
 pmax_p.jvp = _chooser_jvp(pmax_bind)
 pmax_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_max(x, axes), _chooser_unbatched,
                                  pmax_bind)
 
 pmin_p = Primitive("pmin")
 pmin_p.abstract_eval = _allreduce_abstract_eval("pmin", "real")
-pmin_p.lower = _unbound_lower
+pmin_p.lower = _emit_all_reduce(lambda a, b: hlo.minimum(a, b))
 pmin_p.jvp = _chooser_jvp(pmin_bind)
 pmin_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_min(x, axes), _chooser_unbatched,
                                  pmin_bind)
@@ -253,7 +315,7 @@ def _all_gather_transpose(cts, x, *, axis_name, axis, tiled, axis_size):
 
 all_gather_p = Primitive("all_gather")
 all_gather_p.abstract_eval = _all_gather_abstract_eval
-all_gather_p.lower = _unbound_lower
+all_gather_p.lower = _mesh_lowering(_emit_all_gather)
 all_gather_p.jvp = _all_gather_jvp
 all_gather_p.transpose = _all_gather_transpose
 all_gather_p.batch = _all_gather_batch
@@ -272,7 +334,7 @@ def _axis_index_batch(args, dims, *, axis_name):
 
 axis_index_p = Primitive("axis_index")
 axis_index_p.abstract_eval = lambda *, axis_name: ShapedArray((), dtypes.int32)
-axis_index_p.lower = _unbound_lower
+axis_index_p.lower = _mesh_lowering(_emit_axis_index)
 axis_index_p.jvp = lambda primals, tangents, *, axis_name: (
     [axis_index_bind(axis_name)], [Zero(ShapedArray((), dtypes.int32))])
 axis_index_p.batch = _axis_index_batch

@@ -49,6 +49,8 @@ from yax.transforms.array_creation import (  # noqa: E402,F401
     make_array_from_callback, make_array_from_single_device_arrays)
 from yax.transforms.process_arrays import make_array_from_process_local_data  # noqa: E402,F401
 from yax.transforms.pmap import pmap  # noqa: E402,F401
+from yax.transforms.shard_map import shard_map  # noqa: E402,F401
+import yax.primitives.collectives_exchange  # noqa: E402,F401  (registers ppermute, ...)
 jacobian = jacrev
 
 from yax._missing import module_getattr as _module_getattr  # noqa: E402

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from yax import errors
-from yax.core.avals import ShapedArray
+from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
 from yax.core.trace import use_trace
 from yax.interpreters import batching, mlir
@@ -127,6 +127,9 @@ def _scatter_out_shape(shape, dim: int, tiled: bool, size: int, what="psum_scatt
 
 def psum_scatter_bind(x, axis_name, scatter_dimension: int, tiled: bool):
     trace = coll.find_axis_trace(axis_name)
+    # checked here: a batching trace runs the batch rule, never the abstract evaluation
+    _scatter_out_shape(tuple(aval_of_value(x).shape), scatter_dimension, tiled,
+                       trace.axis_size)
     if not coll._maybe_batched(x, trace):
         x = _as_batched(x, trace)
     return psum_scatter_p.bind(x, axis_name=axis_name, scatter_dimension=scatter_dimension,
@@ -208,6 +211,8 @@ def _all_to_all_shape(shape, split: int, concat: int, tiled: bool, size: int):
 
 def all_to_all_bind(x, axis_name, split_axis: int, concat_axis: int, tiled: bool):
     trace = coll.find_axis_trace(axis_name)
+    _all_to_all_shape(tuple(aval_of_value(x).shape), split_axis, concat_axis, tiled,
+                      trace.axis_size)
     if not coll._maybe_batched(x, trace):
         x = _as_batched(x, trace)
     return all_to_all_p.bind(x, axis_name=axis_name, split_axis=split_axis,

@@ -78,7 +78,7 @@ def replica_groups(ctx, mesh, axis_name) -> np.ndarray:
     parts = partition_of(ctx, mesh)
     k = mesh.axis_names.index(axis_name)
     moved = np.moveaxis(parts, k, -1)
-    return moved.reshape(-1, mesh.shape[axis_name])
+    return np.ascontiguousarray(moved.reshape(-1, mesh.shape[axis_name]))
 
 
 def axis_coordinates(ctx, mesh, axis_name) -> np.ndarray:

@@ -70,27 +70,12 @@ CHILD = textwrap.dedent("""
         return jnp.sin(a).sum(axis=0), (a @ b).sum(), jnp.max(a)
 
     def run_sharded(fun, args, in_shardings, out_shardings):
-        # TODO(integrator): once jit(in_shardings=...) is on main this whole function becomes
-        #   yax.jit(fun, in_shardings=in_shardings, out_shardings=out_shardings)(*args)
-        from jaxlib.mlir import ir
-        from yax.interpreters import lowering, sharding_lowering as sl
-        from yax.runtime import executable, transfer
-        cj = yax.make_jaxpr(fun)(*[np.zeros(a.shape, a.dtype) for a in args])
-        mctx = lowering.lower_module(cj.jaxpr, platform="cpu", consts_as_args=True)
-        with mctx.context, ir.Location.unknown():
-            main = [op for op in mctx.module.body.operations
-                    if getattr(op, "sym_name", None) is not None and op.sym_name.value == "main"][0]
-            attrs = {i: sl.named_sharding_attr(mctx, s, len(a.shape))
-                     for i, (s, a) in enumerate(zip(in_shardings, args))}
-            sl.set_value_shardings(main, "arg_attrs", attrs, len(args))
-        exe = executable.compile_module(mctx.module, cj.in_avals, cj.out_avals,
-                                        devices=mesh.devices_flat, mesh=mesh,
-                                        out_shardings=out_shardings)
-        outs = exe.run([a._buf for a in args])
-        for o in outs:  # every shard, before exit (RUNTIME_NOTES: multi-device pitfall)
-            for s in transfer.shards_of(o):
-                s.block_until_ready()
-        return [np.asarray(transfer.shards_of(o)[0]) for o in outs]
+        outs = yax.jit(fun, in_shardings=tuple(in_shardings),
+                       out_shardings=tuple(out_shardings))(*args)
+        for o in outs:  # every local shard, before exit (RUNTIME_NOTES: multi-device pitfall)
+            for shard in o.addressable_shards:
+                shard.data.block_until_ready()
+        return [np.asarray(o.addressable_shards[0].data) for o in outs]
 
     rep = NamedSharding(mesh, P())
     col_sum, total, top = run_sharded(f, [x, w], [rows, cols], [rep, rep, rep])

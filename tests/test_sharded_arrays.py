@@ -227,3 +227,28 @@ print("OK")
 
 def test_sharded_arrays_on_8_devices():
     assert "OK" in run_on_devices(CHILD)
+
+
+def test_eager_and_jit_follow_default_device_and_committed_arguments():
+    out = run_on_devices(r'''
+import numpy as np, yax, yax.numpy as jnp
+d2, d3 = yax.devices()[2], yax.devices()[3]
+a = jnp.ones(3) + 1
+with yax.default_device(d2):
+    b = jnp.ones(3) + 1                      # the scalar constant follows the block too
+    f = yax.jit(lambda x: x * 2)
+    assert b.devices() == {d2} and a.devices() == {yax.devices()[0]}, (a.devices(), b.devices())
+    assert f(np.ones(3)).devices() == {d2}
+c = yax.device_put(np.arange(3.0), d3)        # committed: computations follow it
+assert (c + 1).devices() == {d3} and (c * 2).sum().devices() == {d3}
+assert yax.jit(lambda x: x * 2)(c).devices() == {d3}
+np.testing.assert_allclose(yax.jit(lambda x, y: x + y)(c, 1.0), [1.0, 2.0, 3.0])
+assert f(np.ones(3)).devices() == {yax.devices()[0]}
+try:
+    c + yax.device_put(np.ones(3), d2)
+    raise SystemExit("no error for operands committed to different devices")
+except yax.errors.YaxError as e:
+    assert "committed to different devices" in str(e), e
+print("placement ok")
+''', n=4)
+    assert "placement ok" in out

@@ -38,8 +38,8 @@ class EvalTrace(Trace):
         return apply_primitive(primitive, arrays, params)
 
     def _to_array(self, x) -> Array:
-        if type(x) is TypedScalar and x.array is not None:  # a constant already on the device
-            return x.array
+        if type(x) is TypedScalar and x.array is not None and backend.device_override() is None:
+            return x.array  # a constant already on the (usual) default device
         if isinstance(x, Tracer):
             self.check_foreign(x)
         return to_array(x)
@@ -56,16 +56,19 @@ def to_array(x) -> Array:
     if isinstance(x, Array):
         return x
     if type(x) is TypedScalar:
-        if x.array is not None:
+        device = backend.device_override()  # `yax.default_device` may change it
+        if x.array is not None and device is None:
             return x.array
         # small cache: loops that reuse the same constants skip the host-to-device copy
-        key = (x.value.tobytes(), x.aval)
+        key = (x.value.tobytes(), x.aval, device)
         hit = _scalar_arrays.get(key)
         if hit is None:
             if len(_scalar_arrays) > 4096:
                 _scalar_arrays.clear()
-            hit = _scalar_arrays[key] = array_from_numpy(x.value, weak_type=x.aval.weak_type)
-        x.array = hit
+            hit = _scalar_arrays[key] = array_from_numpy(x.value, weak_type=x.aval.weak_type,
+                                                         device=device)
+        if device is None:
+            x.array = hit
         return hit
     if isinstance(x, Tracer):
         raise errors.UnexpectedTracerError(
@@ -113,16 +116,25 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
         if type(a._buf.sharding) is not _SINGLE and _sharded(a._buf):
             return _apply_sharded(primitive, arrays, params)
     avals = tuple([a.aval for a in arrays])
+    # where it runs: the first operand's device (one sharding object per device), else the
+    # default device (which `yax.default_device` may change)
+    place = arrays[0]._buf.sharding if arrays else backend.device_override()
+    for a in arrays:
+        if a._buf.sharding is not place:
+            arrays, place = _onto_one_device(arrays, primitive)
+            break
     try:
-        key = (primitive, tuple(params.items()) if params else (), avals, _STATE["platform"])
+        key = (primitive, tuple(params.items()) if params else (), avals, _STATE["platform"],
+               place)
         hit = _exec_cache.get(key)
     except TypeError:  # unhashable params (should not happen): compile without caching
         key, hit = None, None
     if hit is None:
         if key is None:
-            hit = _compile_primitive(primitive, avals, params)
+            hit = _compile_primitive(primitive, avals, params, place)
         else:
-            hit = _exec_cache.get_or_make(key, lambda: _compile_primitive(primitive, avals, params))
+            hit = _exec_cache.get_or_make(
+                key, lambda: _compile_primitive(primitive, avals, params, place))
     run, out_avals = hit
     try:
         bufs = run([a._buf for a in arrays])
@@ -141,22 +153,40 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
     return outs
 
 
-def _compile_primitive(primitive, avals, params):
+def _onto_one_device(arrays: list, primitive) -> tuple[list, object]:
+    """Operands on different single devices: the computation follows the committed ones
+    (explicitly placed, as in JAX); the others are copied there."""
+    committed = {a._buf.sharding for a in arrays if a.committed}
+    if len(committed) > 1:
+        where = ", ".join(sorted(str(sharding_bridge.device_of_placement(s)) for s in committed))
+        raise errors.YaxError(
+            f"eager {primitive.name}: its operands are committed to different devices "
+            f"({where}); move them to one device first with yax.device_put(x, device)")
+    place = next(iter(committed)) if committed else arrays[0]._buf.sharding
+    device = sharding_bridge.device_of_placement(place)
+    moved = [a if a._buf.sharding is place else
+             Array(transfer.device_put(np.asarray(a), device), a.aval) for a in arrays]
+    return moved, place
+
+
+def _compile_primitive(primitive, avals, params, place=None):
     out_avals = primitive.out_avals(list(avals), params)
     invars = [Var(a) for a in avals]
     outvars = [Var(a) for a in out_avals]
     jaxpr = Jaxpr([], invars, [Eqn(primitive, invars, params, outvars, None)], outvars)
     platform = backend.platform()
     mctx = lowering.lower_module(jaxpr, platform=platform)
+    device = sharding_bridge.device_of_placement(place)
     exe = executable.compile_module(mctx.module, avals, out_avals, platform=platform,
                                     host_callbacks=getattr(mctx, "host_callbacks", ()),
-                                    name=primitive.name)
+                                    name=primitive.name,
+                                    devices=[device] if device is not None else None)
     return exe.run, tuple(out_avals)
 
 
-from jax.sharding import SingleDeviceSharding as _SINGLE  # noqa: E402  (the type check only)
-
 from yax.runtime import sharding_bridge  # noqa: E402
+
+_SINGLE = sharding_bridge.SINGLE_DEVICE_TYPE
 
 _sharded = sharding_bridge.is_multi_device
 

@@ -69,6 +69,13 @@ def default_device(name: str | None = None):
     return devices(name)[0]
 
 
+def device_override():
+    """The device a `default_device` block or `config.default_device` asks for, else None
+    (cheap: eager operations key their caches on it)."""
+    dev = _default_device_var.get()
+    return dev if dev is not None else config.default_device
+
+
 def _canonical(name: str) -> str:
     name = name.lower()
     return "gpu" if name in _GPU_NAMES else name

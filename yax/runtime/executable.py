@@ -232,22 +232,23 @@ def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
 
 
 def _compile_options(devices):
+    from yax.runtime.sharding_bridge import device_assignment
     options = _xc.CompileOptions()
     if devices is not None and len(devices) > 1:
-        from yax.runtime.sharding_bridge import device_assignment
         options.num_replicas = 1
         options.num_partitions = len(devices)
         build = options.executable_build_options
         build.use_spmd_partitioning = True
         build.use_shardy_partitioner = True
-        # without it the default assignment (by device id) may disagree with the argument
-        # buffers' devices, which crashes at execute (RUNTIME_NOTES, "Compile options")
+    if devices is not None and (len(devices) > 1 or devices[0].id != 0):
+        # without it the default assignment (by device id, from device 0) disagrees with the
+        # argument buffers' devices, which fails (or crashes) at execute (RUNTIME_NOTES)
         options.device_assignment = device_assignment(devices)
     return options
 
 
 def _compile_or_load(client, module, device, platform, host_callbacks, name, devices=None):
-    options = _compile_options(devices)
+    options = _compile_options(devices or (device,))
     devices = _xc.DeviceList(tuple(devices) if devices else (device,))
     key = None
     if not host_callbacks and compilation_cache.cache_dir() is not None:

@@ -185,3 +185,16 @@ def is_multi_device(buffer) -> bool:
     """Whether a jaxlib buffer spans several devices."""
     return type(buffer.sharding) is not jax.sharding.SingleDeviceSharding and \
         len(buffer.sharding.device_set) > 1
+
+
+SINGLE_DEVICE_TYPE = jax.sharding.SingleDeviceSharding  # the type of one-device buffer shardings
+
+
+def device_of_placement(place):
+    """The device of a buffer's one-device sharding, or `place` itself if it is a device
+    (None stays None)."""
+    if place is None:
+        return None
+    if isinstance(place, SINGLE_DEVICE_TYPE):
+        return next(iter(place.device_set))
+    return place

@@ -391,6 +391,10 @@ class JitFunction:
                     hit = self._state.fast.get(_sharded_key(tree, flat))
                     if hit is not None:
                         return hit.run_arrays(flat), None, False
+            elsewhere = _committed_elsewhere(args, kwargs)
+            if elsewhere is not None:
+                with backend.default_device_scope(elsewhere):
+                    return self._call(args, kwargs), None, False
             entry, leaves, cached = self._lookup(args, kwargs, compile_now=True)
             out = entry.run(self, leaves)
             if (entry.placement is not None and cached and not kwargs
@@ -411,6 +415,10 @@ class JitFunction:
     def _call(self, args, kwargs):
         if config.disable_jit:
             return self._fun(*args, **kwargs)
+        elsewhere = _committed_elsewhere(args, kwargs)
+        if elsewhere is not None:  # runs where its committed arguments are, as in JAX
+            with backend.default_device_scope(elsewhere):
+                return self._call(args, kwargs)
         eager_now = current_trace() is EVAL_TRACE
         entry, leaves, cached = self._lookup(args, kwargs, compile_now=eager_now)
         if eager_now:
@@ -425,6 +433,8 @@ class JitFunction:
 
     def _remember_fast(self, args, entry) -> None:
         """Register `entry` under the keys the fast paths of `__call__` compute."""
+        if backend.device_override() is not None:  # those keys do not know the device
+            return
         fast = self._state.fast
         if entry.placement is not None or self._sharded:
             leaves, tree = tree_util.tree_flatten(args)
@@ -467,7 +477,7 @@ class JitFunction:
         arg_sh = tuple([sharding_bridge.sharding_of_array(x)
                         if type(x) is Array and sharding_bridge.is_multi_device(x._buf) else None
                         for x in leaves])
-        key = (in_tree, avals, statics, _CONFIG[0], arg_sh)
+        key = (in_tree, avals, statics, _CONFIG[0], arg_sh, backend.device_override())
         state = self._state
         entry = state.entries.get(key)
         if entry is not None:
@@ -559,6 +569,24 @@ class JitFunction:
 
     def __repr__(self):
         return f"<jit-compiled {self.name}>"
+
+
+def _committed_elsewhere(args, kwargs):
+    """The device of a committed one-device Array argument placed off the default device
+    (when no default_device override is active), else None."""
+    if backend.device_override() is not None:
+        return None
+    default = None
+    for x in tree_util.tree_leaves((args, kwargs)):
+        if type(x) is Array and getattr(x, "_committed", None):
+            sharding = x._buf.sharding
+            if sharding_bridge.is_multi_device(x._buf):
+                continue
+            device = sharding_bridge.device_of_placement(sharding)
+            default = default or backend.default_device()
+            if device != default:
+                return device
+    return None
 
 
 def _captures_tracer(entry: _Entry) -> bool:

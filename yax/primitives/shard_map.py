@@ -82,6 +82,13 @@ def global_out_avals(jaxpr, mesh, out_specs) -> list:
 
 def _lower(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma, name):
     mctx = ctx.module_ctx
+    stack = mctx.__dict__.setdefault("manual_meshes", [])
+    if mesh.size == 1:  # blocks are whole arrays: the body inline (no partitioner runs)
+        stack.append(mesh)
+        try:
+            return lowering.lower_jaxpr_body(mctx, jaxpr.jaxpr, [], list(args))
+        finally:
+            stack.pop()
     ins = [sl.tensor_sharding(mctx, mesh, dim_axes(mesh, s, a.ndim))
            for s, a in zip(in_specs, ctx.avals_in, strict=True)]
     outs = [sl.tensor_sharding(mctx, mesh, dim_axes(mesh, s, a.ndim))
@@ -90,7 +97,6 @@ def _lower(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma, name):
                                     sl.per_value(ins), sl.per_value(outs),
                                     sl.manual_axes(mesh.axis_names))
     block = ir.Block.create_at_start(op.body, [mlir.aval_type(a) for a in jaxpr.in_avals])
-    stack = mctx.__dict__.setdefault("manual_meshes", [])
     stack.append(mesh)
     try:
         with ir.InsertionPoint(block):

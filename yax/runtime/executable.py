@@ -221,7 +221,7 @@ def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
     device = devices[0] if devices else backend.default_device(platform)
     client = backend.client(platform)
     exe = _compile_or_load(client, module, device, platform, tuple(host_callbacks), name,
-                           devices=devices)
+                           devices=devices, spmd=mesh is not None or _declares_mesh(module))
     result = Executable(exe, in_avals, out_avals, device, platform, host_callbacks,
                         devices=devices if devices and len(devices) > 1 else None, mesh=mesh,
                         out_shardings=out_shardings)
@@ -231,10 +231,24 @@ def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
     return result
 
 
-def _compile_options(devices):
+def _declares_mesh(module) -> bool:
+    """Whether the module declares a Shardy mesh (top-level `sdy.mesh` ops come first)."""
+    with module.context:
+        for op in module.body.operations:
+            name = op.operation.name
+            if name == "sdy.mesh":
+                return True
+            if name == "func.func":
+                return False
+    return False
+
+
+def _compile_options(devices, spmd: bool = False):
+    """`spmd`: the module carries Shardy annotations (a mesh), so it goes through the SPMD
+    partitioner even on one device (which also removes Shardy's custom calls)."""
     from yax.runtime.sharding_bridge import device_assignment
     options = _xc.CompileOptions()
-    if devices is not None and len(devices) > 1:
+    if devices is not None and (len(devices) > 1 or spmd):
         options.num_replicas = 1
         options.num_partitions = len(devices)
         build = options.executable_build_options
@@ -247,8 +261,9 @@ def _compile_options(devices):
     return options
 
 
-def _compile_or_load(client, module, device, platform, host_callbacks, name, devices=None):
-    options = _compile_options(devices or (device,))
+def _compile_or_load(client, module, device, platform, host_callbacks, name, devices=None,
+                     spmd: bool = False):
+    options = _compile_options(devices or (device,), spmd)
     devices = _xc.DeviceList(tuple(devices) if devices else (device,))
     key = None
     if not host_callbacks and compilation_cache.cache_dir() is not None:

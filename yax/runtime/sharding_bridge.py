@@ -195,6 +195,7 @@ def device_of_placement(place):
     (None stays None)."""
     if place is None:
         return None
-    if isinstance(place, SINGLE_DEVICE_TYPE):
-        return next(iter(place.device_set))
+    devices = getattr(place, "device_set", None)  # any one-device jax sharding
+    if devices is not None:
+        return next(iter(devices))
     return place

@@ -38,7 +38,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 MODULES = (
     "numpy", "numpy.fft", "numpy.linalg", "lax", "scipy.special", "scipy.stats", "scipy.linalg",
     "scipy.signal", "scipy.optimize", "scipy.ndimage", "nn", "nn.initializers", "random",
-    "example_libraries.optimizers", "example_libraries.stax", "image", "tree_util", "",
+    "example_libraries.optimizers", "example_libraries.stax", "image", "tree_util", "sharding",
+    "",
 )
 
 # Modules whose distribution-like submodules are expanded into `sub.function` names.

@@ -92,6 +92,13 @@ for name in ("psum", "all_gather", "ppermute", "psum_scatter", "all_to_all"):
           "grad " + name, 1e-4)
     close(yax.jvp(fy, (x,), (x,))[1], jax.jvp(fj, (x,), (x,))[1], "jvp " + name, 1e-4)
     close(yax.vmap(fy)(np.stack([x, 2 * x])), jax.vmap(fj)(np.stack([x, 2 * x])), "vmap " + name)
+f2 = lambda l: lambda b: l.ppermute(l.psum(b ** 2, "y"), "x", [(j, (j + 1) % 4) for j in range(4)])
+g2 = yax.grad(lambda v: jnp.sum(jnp.sin(yax.shard_map(f2(lax), mesh=mesh2, in_specs=P("x", "y"),
+                                                      out_specs=P("x"))(v))))(y2 / 40)
+gj2 = jax.grad(lambda v: jjnp.sum(jjnp.sin(jax.shard_map(f2(jax.lax), mesh=jmesh2,
+                                                         in_specs=jax.P("x", "y"),
+                                                         out_specs=jax.P("x"))(v))))(y2 / 40)
+close(g2, gj2, "grad 2-D psum+ppermute", 1e-4)
 yax.config.update("enable_x64", True)
 x64 = x.astype(np.float64)
 check_grads(yax.shard_map(lambda b: jnp.sin(b) * lax.psum(b ** 2, "i"), mesh=mesh,

@@ -44,7 +44,8 @@ from yax.primitives.callbacks import ShapeDtypeStruct  # noqa: E402,F401
 from yax.transforms.extras import (  # noqa: E402,F401
     closure_convert, custom_gradient, ensure_compile_time_eval, named_scope, typeof)
 from yax import distributed, sharding  # noqa: E402,F401
-from yax.sharding import NamedSharding, P, make_mesh  # noqa: E402,F401
+from yax.sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: E402,F401
+from yax.runtime.array import Shard  # noqa: E402,F401
 from yax.transforms.array_creation import (  # noqa: E402,F401
     make_array_from_callback, make_array_from_single_device_arrays)
 from yax.transforms.process_arrays import make_array_from_process_local_data  # noqa: E402,F401

@@ -30,6 +30,8 @@ MODULES = [
     ("yax.image", "yax.image"),
     ("yax.tree_util", "yax.tree_util"),
     ("yax.debug", "yax.debug"),
+    ("yax.sharding", "yax.sharding"),
+    ("yax.distributed", "yax.distributed"),
     ("yax.experimental.checkify", "yax.experimental.checkify"),
     ("yax.example_libraries.optimizers", "yax.example_libraries.optimizers"),
     ("yax.example_libraries.stax", "yax.example_libraries.stax"),

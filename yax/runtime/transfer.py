@@ -102,11 +102,11 @@ def _from_jax(js):
     from yax.runtime.sharding_bridge import OpaqueSharding
     from yax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
 
-    if isinstance(js, jax.sharding.SingleDeviceSharding) or len(js.device_set) == 1:
-        return SingleDeviceSharding(next(iter(js.device_set)))
-    if isinstance(js, jax.sharding.NamedSharding):
+    if isinstance(js, jax.sharding.NamedSharding):  # kept even on a one-device mesh, as JAX
         mesh = Mesh(np.asarray(js.mesh.devices), tuple(js.mesh.axis_names))
         return NamedSharding(mesh, PartitionSpec(*js.spec))
+    if isinstance(js, jax.sharding.SingleDeviceSharding) or len(js.device_set) == 1:
+        return SingleDeviceSharding(next(iter(js.device_set)))
     if hasattr(js, "_hlo_sharding"):  # GSPMDSharding: what compiled programs may hand back
         return OpaqueSharding(js._hlo_sharding, list(js._devices))
     raise TypeError(f"yax cannot describe the jax sharding {js!r}")

@@ -4,6 +4,13 @@
     x = yax.device_put(x, NamedSharding(mesh, P("data")))
 """
 
+from yax.sharding.extras import (  # noqa: F401
+           AxisType,
+           get_abstract_mesh,
+           get_mesh,
+           reshard,
+           set_mesh,  # noqa: F401
+)
 from yax.sharding.mesh import Mesh, current_mesh, make_mesh, use_mesh  # noqa: F401
 from yax.sharding.named import (  # noqa: F401
            NamedSharding,
@@ -14,4 +21,5 @@ from yax.sharding.named import (  # noqa: F401
 from yax.sharding.partition_spec import UNCONSTRAINED, P, PartitionSpec  # noqa: F401
 
 __all__ = ["Mesh", "NamedSharding", "PartitionSpec", "P", "Sharding", "SingleDeviceSharding",
-           "ShardingError", "UNCONSTRAINED", "current_mesh", "make_mesh", "use_mesh"]
+           "ShardingError", "UNCONSTRAINED", "current_mesh", "make_mesh", "use_mesh", "AxisType",
+           "get_abstract_mesh", "get_mesh", "reshard", "set_mesh"]

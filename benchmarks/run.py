@@ -23,10 +23,12 @@ from benchmarks import (  # noqa: E402
     bench_dispatch,
     bench_eager,
     bench_memory,
+    bench_sharding,
 )
 from benchmarks.common import print_table  # noqa: E402
 
-TIMING_MODULES = (bench_dispatch, bench_eager, bench_autodiff, bench_control_flow, bench_debug)
+TIMING_MODULES = (bench_dispatch, bench_eager, bench_autodiff, bench_control_flow, bench_debug,
+                  bench_sharding)
 
 
 def _environment() -> dict:

@@ -24,7 +24,7 @@ from yax.primitives.barriers import optimization_barrier_p, reduce_precision_p
 __all__ = ["reduce", "cumlogsumexp", "split", "stack", "unstack", "full", "full_like",
            "complex", "tile", "collapse", "batch_matmul", "broadcast_shapes", "broadcast_like",
            "axis_size", "optimization_barrier", "reduce_precision", "reduce_xor", "scatter_sub",
-           "dtype", "empty", "with_sharding_constraint", "DotDimensionNumbers", "PrecisionLike",
+           "dtype", "empty", "DotDimensionNumbers", "PrecisionLike",
            "clz", "approx_max_k", "approx_min_k", "index_take", "platform_dependent",
            "composite", "conv_general_permutations"]
 
@@ -285,12 +285,6 @@ def dtype(x):
     if isinstance(x, (bool, int, float, builtins.complex)):
         return dtypes.canonicalize(dtypes.scalar_type_of(x)[0])
     return dtypes.canonicalize(np.dtype(x))
-
-
-def with_sharding_constraint(x, shardings):
-    """The identity: yax runs on one device, so there is no layout to constrain."""
-    del shardings
-    return x
 
 
 # --- compiler barriers --------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from yax.lax_like._util import as_operand
 from yax.primitives import collectives as coll
 from yax.primitives import collectives_exchange as exch
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute",
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute",
            "pshuffle", "psum_scatter", "all_to_all"]
 
 
@@ -110,12 +110,6 @@ def axis_index(axis_name):
         index = i if index is None else elementwise.add(
             elementwise.mul(index, coll.axis_size(name)), i)
     return index
-
-
-def axis_size(axis_name) -> int:
-    """The size of the named axis (a product over several names), as a Python int."""
-    import math as _math
-    return _math.prod(coll.axis_size(name) for name in _names(axis_name))
 
 
 def _one_name(axis_name, what: str):

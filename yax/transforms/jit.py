@@ -519,6 +519,14 @@ class JitFunction:
 
     def _placement(self, in_tree, avals, arg_sh, out_tree, jaxpr):
         """Where the traced program runs (None: one device); see `jit_sharding`."""
+        if self._in_shardings is None and self._out_shardings is None:
+            # nothing to broadcast over the pytrees (whose custom nodes must not be rebuilt
+            # from avals: their unflatten functions may compute); meshes may still be inside
+            paths = _leaf_paths(in_tree, avals)
+            return jit_sharding.resolve(paths, avals, [None] * len(avals),
+                                        list(arg_sh) or [None] * len(avals),
+                                        [None] * len(jaxpr.out_avals), jaxpr.out_avals,
+                                        jaxpr.jaxpr)
         dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, list(avals))
         n_kw = len(tree_util.tree_leaves(dyn_kwargs))
         in_sh = (jit_sharding.broadcast_prefix(self._in_shardings, tuple(dyn_args),
@@ -569,6 +577,17 @@ class JitFunction:
 
     def __repr__(self):
         return f"<jit-compiled {self.name}>"
+
+
+def _leaf_paths(in_tree, avals) -> list[str]:
+    """`args[0]['w']`-style names of the flat arguments, for error messages; generic names
+    when a custom pytree node cannot be rebuilt from avals."""
+    try:
+        tree = tree_util.tree_unflatten(in_tree, list(avals))
+        return [tree_util.keystr(p) or "<arg>" for p, _ in
+                tree_util.tree_flatten_with_path(tree)[0]]
+    except Exception:
+        return [f"<argument {i}>" for i in range(len(avals))]
 
 
 def _committed_elsewhere(args, kwargs):

@@ -62,19 +62,37 @@ def device_put_sharded(value: np.ndarray, sharding):
     return assemble(value.shape, value.dtype, sharding, blocks)
 
 
+def _detect_array_impl():
+    """jaxlib's private array constructor (about 6 us for 8 shards), detected once; None: the
+    public `jax.make_array_from_single_device_arrays`, which checks more and is slower."""
+    try:
+        from jaxlib import _jax
+        ctor = _jax.ArrayImpl
+        return ctor if hasattr(ctor, "_arrays") else None
+    except (ImportError, AttributeError):
+        return None
+
+
+_ARRAY_IMPL = _detect_array_impl()
+
+
 def assemble(shape, dtype, sharding, single_device_buffers: list):
     """One global buffer from per-device buffers (in the sharding's device order)."""
-    from jaxlib import _jax
-
     from yax.runtime.sharding_bridge import to_jax
-    aval = _jax_core.ShapedArray(tuple(shape), np.dtype(dtype))
-    return _jax.ArrayImpl(aval, to_jax(sharding), list(single_device_buffers), True,
-                          _skip_checks=True)
+    if _ARRAY_IMPL is not None:
+        aval = _jax_core.ShapedArray(tuple(shape), np.dtype(dtype))
+        return _ARRAY_IMPL(aval, to_jax(sharding), list(single_device_buffers), True,
+                           _skip_checks=True)
+    return jax.make_array_from_single_device_arrays(tuple(shape), to_jax(sharding),
+                                                    list(single_device_buffers))
 
 
 def shards_of(buffer) -> list:
     """The per-device buffers of a global buffer, in its sharding's device order."""
-    return list(buffer._arrays)
+    arrays = getattr(buffer, "_arrays", None)  # private, fast; the public route otherwise
+    if arrays is not None:
+        return list(arrays)
+    return [shard.data for shard in buffer.addressable_shards]
 
 
 def _device_order(sharding) -> list:

@@ -48,13 +48,20 @@ def _result_handlers(out_avals, device, out_shardings=None):
         else:
             from yax.runtime.sharding_bridge import to_jax
             shardings = [to_jax(s) for s in out_shardings]
-        return [_jax.array_result_handler(_jax_core.ShapedArray(a.shape, a.dtype), s, True,
-                                          _skip_checks=True)
+        return [_result_handler(_jax, _jax_core.ShapedArray(a.shape, a.dtype), s)
                 for a, s in zip(out_avals, shardings, strict=True)]
     except Exception:  # an aval jaxlib does not know (or a changed signature): slow path
         if out_shardings is not None:
             raise
         return None
+
+
+def _result_handler(_jax, aval, sharding):
+    """jaxlib 0.10 takes `_skip_checks`; newer jaxlibs do not."""
+    try:
+        return _jax.array_result_handler(aval, sharding, True, _skip_checks=True)
+    except TypeError:
+        return _jax.array_result_handler(aval, sharding, True)
 
 
 class MemoryAnalysis:

@@ -81,8 +81,11 @@ def assemble(shape, dtype, sharding, single_device_buffers: list):
     from yax.runtime.sharding_bridge import to_jax
     if _ARRAY_IMPL is not None:
         aval = _jax_core.ShapedArray(tuple(shape), np.dtype(dtype))
-        return _ARRAY_IMPL(aval, to_jax(sharding), list(single_device_buffers), True,
-                           _skip_checks=True)
+        try:
+            return _ARRAY_IMPL(aval, to_jax(sharding), list(single_device_buffers), True,
+                               _skip_checks=True)
+        except TypeError:  # a jaxlib whose constructor has no `_skip_checks`
+            return _ARRAY_IMPL(aval, to_jax(sharding), list(single_device_buffers), True)
     return jax.make_array_from_single_device_arrays(tuple(shape), to_jax(sharding),
                                                     list(single_device_buffers))
 

@@ -29,8 +29,6 @@ def both(fy, fj, y_mesh, j_mesh, ins, outs, *args, check=True):
     return a, b
 
 x = np.arange(64., dtype=np.float32).reshape(16, 4) / 10
-for L, name in ((lax, "yax"), (jax.lax, "jax")):
-    pass
 cyc = [(j, (j + 1) % 8) for j in range(8)]
 tile = lambda l: (jnp.tile if l is lax else jjnp.tile)
 cases = {

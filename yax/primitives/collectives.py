@@ -172,7 +172,7 @@ def _emit_all_reduce(combine):
         op = hlo.AllReduceOp([mlir.aval_type(aval)], [x], groups_attr(ctx, mesh, axis_name),
                              channel_handle=channel(), use_global_device_ids=True)
         reducer_region(op, aval.dtype, combine)
-        return [op.result if hasattr(op, "result") else op.results[0]]
+        return [op.results[0]]
     return _mesh_lowering(emit)
 
 

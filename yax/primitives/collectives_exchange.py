@@ -224,7 +224,7 @@ def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, tiled, a
                        x.dtype, x.weak_type)
 
 
-def _as_tiled(split_axis, concat_axis, shape):
+def _as_tiled(split_axis, concat_axis):
     """The untiled all_to_all as a tiled one on the operand with a unit axis inserted:
     returns (insert position, tiled split axis, tiled concat axis)."""
     if concat_axis <= split_axis:
@@ -276,7 +276,7 @@ def _emit_all_to_all(ctx, mesh, x, *, axis_name, split_axis, concat_axis, tiled,
         op = hlo.AllToAllOp([x], split_axis, concat_axis, axis_size, groups,
                             channel_handle=coll.channel())
         return [op.results[0]]
-    at, s, c = _as_tiled(split_axis, concat_axis, aval_in.shape)
+    at, s, c = _as_tiled(split_axis, concat_axis)
     shape = aval_in.shape[:at] + (1,) + aval_in.shape[at:]
     x = hlo.reshape(mlir.tensor_type(shape, aval_in.dtype), x)
     op = hlo.AllToAllOp([x], s, c, axis_size, groups, channel_handle=coll.channel())

@@ -94,12 +94,11 @@ def _apply(f, mesh, in_specs, out_specs, check_vma, args):
     name = getattr(f, "__name__", "shard_map")
     args = tree_util.tree_map(canonical_leaf, args)
     leaves, in_tree = tree_util.tree_flatten(args)
-    specs_arg = in_specs
     if isinstance(in_specs, tuple) and not isinstance(in_specs, PartitionSpec):
         if len(in_specs) != len(args):
             raise errors.YaxError(f"shard_map in_specs has {len(in_specs)} entries but the "
                                   f"function got {len(args)} arguments; give one per argument")
-    specs = _broadcast_specs(specs_arg, args, "in_specs")
+    specs = _broadcast_specs(in_specs, args, "in_specs")
     paths = _paths(args, "args")
     avals = [aval_of_value(x) for x in leaves]
     local = []

@@ -8,7 +8,7 @@ import pytest
 import yax
 import yax.numpy as jnp
 from yax import lax
-from yax.lax_like.cond import BranchOutputMismatchError, CondPredicateError
+from yax.lax.cond import BranchOutputMismatchError, CondPredicateError
 from yax.test_util import check_grads
 
 rng = np.random.default_rng(0)

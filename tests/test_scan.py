@@ -11,7 +11,7 @@ import pytest
 import yax
 import yax.numpy as jnp
 from yax import lax
-from yax.lax_like.scan import LoopBoundsError, ScanCarryError, ScanLengthError
+from yax.lax.scan import LoopBoundsError, ScanCarryError, ScanLengthError
 from yax.test_util import check_grads
 
 RNG = np.random.default_rng(0)
@@ -102,7 +102,7 @@ def test_map_and_fori_loop():
 
 
 def test_fori_loop_traced_bounds_use_while_loop():
-    pytest.importorskip("yax.lax_like.while_loop")
+    pytest.importorskip("yax.lax.while_loop")
 
     def f(n):
         return lax.fori_loop(0, n, lambda i, v: v + i.astype(jnp.float32), np.float32(0))

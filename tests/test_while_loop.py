@@ -9,7 +9,7 @@ import pytest
 import yax
 import yax.numpy as jnp
 from yax import lax
-from yax.lax_like.while_loop import WhileLoopBodyError, WhileLoopPredicateError
+from yax.lax.while_loop import WhileLoopBodyError, WhileLoopPredicateError
 from yax.primitives.control_flow.while_loop import WhileLoopReverseModeError
 from yax.test_util import check_grads
 

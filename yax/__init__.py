@@ -5,14 +5,10 @@
     f = yax.jit(lambda x: jnp.sin(x) * 2)
 """
 
-import sys as _sys
-
 from yax import errors  # noqa: F401
 from yax.config import config  # noqa: F401
 from yax.interpreters import eager as _eager  # noqa: F401  (installs the eager trace)
-from yax import lax_like as lax  # noqa: E402
-
-_sys.modules["yax.lax"] = lax
+from yax import lax  # noqa: E402
 
 from yax import numpy  # noqa: E402,F401
 from yax import tree_util  # noqa: E402,F401

@@ -19,7 +19,7 @@ import functools
 import operator
 
 import yax.numpy as jnp
-from yax import lax_like as lax
+from yax import lax
 from yax import random
 from yax.nn import functions as nn_functions
 from yax.nn import initializers

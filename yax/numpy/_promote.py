@@ -9,8 +9,8 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer
-from yax.lax_like import _util
-from yax.lax_like.elementwise import _convert_keep_weak
+from yax.lax import _util
+from yax.lax.elementwise import _convert_keep_weak
 from yax.runtime.array import Array
 
 
@@ -106,7 +106,7 @@ def shape_of(x) -> tuple:
 
 def broadcast_to_shape(x, shape):
     """Broadcast one operand to `shape` (rank-0 operands are left for implicit broadcasting)."""
-    from yax.lax_like.shape import broadcast_in_dim
+    from yax.lax.shape import broadcast_in_dim
     xshape = shape_of(x)
     if tuple(xshape) == tuple(shape):
         return x

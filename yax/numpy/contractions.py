@@ -20,7 +20,7 @@ import string
 import numpy as np
 
 from yax import errors
-from yax import lax_like as lax
+from yax import lax
 from yax.core import dtypes
 from yax.numpy import _promote
 

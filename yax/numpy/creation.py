@@ -148,7 +148,7 @@ def _stack_nested(obj, dtype):
 
 
 def _astype(x, dt):
-    from yax.lax_like.elementwise import convert_element_type
+    from yax.lax.elementwise import convert_element_type
     return convert_element_type(x, dt)
 
 
@@ -208,7 +208,7 @@ def full(shape, fill_value, dtype=None):
 
 def _broadcast_fill(fill_value, shape, dt, weak):
     """A traced fill (or any fill of a traced-shape request) built with broadcast_in_dim."""
-    from yax.lax_like.elementwise import _convert_keep_weak
+    from yax.lax.elementwise import _convert_keep_weak
     from yax.numpy._promote import broadcast_to_shape, shape_of
     if isinstance(fill_value, _SCALARS) and not isinstance(fill_value, np.generic):
         fill = TypedScalar(fill_value, dt, weak)

@@ -19,10 +19,10 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.lax_like import shape as _shape
-from yax.lax_like import slicing as _slicing
-from yax.lax_like.elementwise import mul as _mul
-from yax.lax_like.fft import fft as _lax_fft
+from yax.lax import shape as _shape
+from yax.lax import slicing as _slicing
+from yax.lax.elementwise import mul as _mul
+from yax.lax.fft import fft as _lax_fft
 from yax.numpy.creation import asarray
 from yax.numpy.manipulation import moveaxis
 from yax.numpy.rearrange import roll

@@ -24,7 +24,7 @@ import operator
 import numpy as np
 
 from yax import errors
-from yax import lax_like as lax
+from yax import lax
 from yax.config import config
 from yax.core import dtypes
 from yax.core.trace import Tracer

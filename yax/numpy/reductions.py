@@ -14,7 +14,7 @@ import builtins
 import numpy as np
 
 from yax import errors
-from yax import lax_like as lax
+from yax import lax
 from yax.core import dtypes
 from yax.core.trace import Tracer, bind
 from yax.numpy import ufuncs

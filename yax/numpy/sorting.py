@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from yax import lax_like as lax
+from yax import lax
 from yax.numpy._promote import to_operand
 
 __all__ = ["sort", "argsort"]

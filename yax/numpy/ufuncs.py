@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from yax import lax_like as lax
+from yax import lax
 from yax.core import dtypes
 from yax.core.trace import bind
 from yax.numpy import _promote

@@ -19,7 +19,7 @@ class _LazyLax:
     def __getattr__(self, name):
         module = self._module
         if module is None:
-            module = self._module = importlib.import_module("yax.lax_like")
+            module = self._module = importlib.import_module("yax.lax")
         return getattr(module, name)
 
 

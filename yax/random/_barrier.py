@@ -36,7 +36,7 @@ optimization_barrier_p.batch = lambda args, dims: ([bind(optimization_barrier_p,
 
 def optimization_barrier(x):
     """`x`, computed at run time: XLA does not fold or move computations across it."""
-    from yax.lax_like._util import as_operand
+    from yax.lax._util import as_operand
     return bind(optimization_barrier_p, as_operand(x))
 
 
@@ -47,7 +47,7 @@ def opaque(x, key):
     (XLA's CPU pipeline drops optimization barriers whose operand is a constant before folding,
     so the barrier alone does not stop `erf(2.0 / sqrt 2)` from being evaluated on the host.)
     """
-    from yax import lax_like as lax
+    from yax import lax
     from yax import numpy as jnp
     word = lax.squeeze(lax.slice(key, (0,), (1,)), (0,))
     always = lax.ne(word, lax.bitwise_xor(word, 1))

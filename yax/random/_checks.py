@@ -175,5 +175,5 @@ def operand(name: str, x):
                 f"{info.dtype}; enable x64 mode or pass an array of a wider dtype.")
     if current_trace() is not eager.EVAL_TRACE:
         return x
-    from yax.lax_like._util import canonical_scalar
+    from yax.lax._util import canonical_scalar
     return eager.to_array(canonical_scalar(x))

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from yax import errors
-from yax import lax_like as lax
+from yax import lax
 from yax import numpy as jnp
 from yax.random import _checks, threefry
 from yax.random._barrier import opaque, optimization_barrier

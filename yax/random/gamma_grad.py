@@ -13,7 +13,7 @@ the per-element draws.
 
 from __future__ import annotations
 
-from yax import lax_like as lax
+from yax import lax
 from yax import numpy as jnp
 from yax.core import dtypes
 from yax.transforms.custom_derivatives import custom_jvp

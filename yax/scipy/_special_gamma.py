@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 import yax.numpy as jnp
-from yax import lax_like as lax
+from yax import lax
 from yax.numpy._promote import promote_arrays_inexact
 
 __all__ = ["gamma", "gammasgn", "loggamma", "gammainc", "gammaincc", "betainc", "beta",

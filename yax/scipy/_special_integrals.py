@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 import yax.numpy as jnp
-from yax import lax_like as lax
+from yax import lax
 from yax.primitives.special import iterate_while_active
 from yax.scipy._special_gamma import _promoted
 from yax.transforms.custom_derivatives import custom_jvp

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import yax.numpy as jnp
-from yax import lax_like as lax
+from yax import lax
 from yax import nn
 from yax.primitives.special import iterate_while_active
 from yax.scipy._special_gamma import _promoted

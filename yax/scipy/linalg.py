@@ -10,7 +10,7 @@ and vmap. `overwrite_*` and `check_finite` are accepted for compatibility and ig
 from __future__ import annotations
 
 from yax import errors, lax
-from yax.lax_like import linalg as lax_linalg
+from yax.lax import linalg as lax_linalg
 from yax.numpy import linalg as jnp_linalg
 from yax.numpy.linalg._solve import _as_columns, lu_solve_factored
 from yax.numpy.linalg._util import C, as_matrix, as_matrix_pair, compiled_when_eager

@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from yax import errors
-from yax.lax_like.conv import conv_general_dilated
-from yax.lax_like.shape import expand_dims as _expand_dims
-from yax.lax_like.shape import rev as _rev
-from yax.lax_like.shape import squeeze as _squeeze
+from yax.lax.conv import conv_general_dilated
+from yax.lax.shape import expand_dims as _expand_dims
+from yax.lax.shape import rev as _rev
+from yax.lax.shape import squeeze as _squeeze
 from yax.numpy import fft as _fft
 from yax.numpy._promote import promote_dtypes_inexact
 from yax.numpy.contractions import matmul

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 import yax.numpy as jnp
-from yax import lax_like as lax
+from yax import lax
 from yax.nn.functions import logsumexp
 from yax.numpy._promote import promote_arrays_inexact
 from yax.scipy import _special_gamma as _gamma

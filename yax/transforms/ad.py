@@ -370,7 +370,7 @@ def vjp(fun, *primals, has_aux: bool = False):
             out_box.append(tree)
             aux_leaves, aux_tree = tree_util.tree_flatten(out[1])
             aux_box.append((aux_tree, len(aux_leaves)))
-            from yax.lax_like.ad_control import stop_gradient
+            from yax.lax.ad_control import stop_gradient
             return leaves + [stop_gradient(canonical_leaf(a)) for a in aux_leaves]
     p_out, pullback = _vjp_flat(flat, p_leaves)
     if has_aux:
@@ -410,7 +410,7 @@ def _weak_like(ct, primal_aval):
     aval = _aval(ct)
     if aval.weak_type == primal_aval.weak_type or aval.dtype != primal_aval.dtype:
         return ct
-    from yax.lax_like.elementwise import _convert_keep_weak
+    from yax.lax.elementwise import _convert_keep_weak
     return _convert_keep_weak(ct, aval.dtype, primal_aval.weak_type)
 
 

@@ -18,7 +18,7 @@ from yax.core.avals import aval_of_value
 from yax.core.trace import Tracer, bind, current_trace
 from yax.interpreters.eager import EVAL_TRACE
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
-from yax.lax_like._util import as_operand
+from yax.lax._util import as_operand
 from yax.primitives.remat import name_p, remat_p
 from yax.transforms._args import canonical_leaf, check_hashable_static, normalize_argnums
 

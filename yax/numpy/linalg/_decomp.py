@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from yax import errors
-from yax.lax_like import linalg as lax_linalg
+from yax.lax import linalg as lax_linalg
 from yax.numpy.linalg._util import C, as_matrix, compiled_when_eager
 
 

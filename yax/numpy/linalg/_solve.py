@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from yax import errors, lax
-from yax.lax_like import linalg as lax_linalg
+from yax.lax import linalg as lax_linalg
 from yax.numpy.linalg._decomp import svd
 from yax.numpy.linalg._util import (
     C,

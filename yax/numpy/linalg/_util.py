@@ -11,8 +11,8 @@ from yax.config import config
 from yax.core import dtypes
 from yax.core.trace import current_trace
 from yax.interpreters.eager import EVAL_TRACE
-from yax.lax_like._util import aval_of
-from yax.lax_like.linalg import broadcast_batch_dims
+from yax.lax._util import aval_of
+from yax.lax.linalg import broadcast_batch_dims
 from yax.numpy._promote import check_arraylike, promote_dtypes_inexact, to_operand
 from yax.primitives.linalg import _common as C
 from yax.runtime.array import Array

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 import yax.numpy as jnp
-from yax import lax_like as lax
+from yax import lax
 from yax.scipy.optimize._line_search import line_search
 from yax.transforms.ad import value_and_grad
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 import yax.numpy as jnp
-from yax import lax_like as lax
+from yax import lax
 from yax.transforms.ad import value_and_grad
 
 

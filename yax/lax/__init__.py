@@ -4,7 +4,7 @@ Wrappers validate and canonicalise arguments (Python scalars take the dtype of t
 meet), then bind primitives. Unlike yax.numpy they do not promote dtypes or broadcast ranks.
 """
 
-from yax.lax_like.elementwise import (  # noqa: F401
+from yax.lax.elementwise import (  # noqa: F401
     RoundingMethod, abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitcast_convert_type,
     bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, conj,
     convert_element_type,
@@ -12,20 +12,20 @@ from yax.lax_like.elementwise import (  # noqa: F401
     integer_pow, is_finite, le, lgamma, log, log1p, logistic, lt, max, min, mul, ne, neg, nextafter,
     population_count, pow, real, reciprocal, rem, round, rsqrt, select, select_n, shift_left,
     shift_right_arithmetic, shift_right_logical, sign, sin, sinh, sqrt, square, sub, tan, tanh)
-from yax.lax_like.shape import *  # noqa: F401,F403
-from yax.lax_like.slicing import *  # noqa: F401,F403
-from yax.lax_like.reductions import *  # noqa: F401,F403
-from yax.lax_like.sort import *  # noqa: F401,F403
-from yax.lax_like.dot import *  # noqa: F401,F403
-from yax.lax_like.conv import *  # noqa: F401,F403
-from yax.lax_like.ad_control import *  # noqa: F401,F403
-from yax.lax_like.collectives import *  # noqa: F401,F403
-from yax.lax_like.while_loop import *  # noqa: F401,F403
-from yax.lax_like.cond import *  # noqa: F401,F403
-from yax.lax_like.scan import *  # noqa: F401,F403
-from yax.lax_like import linalg  # noqa: F401,E402  (yax.lax.linalg, like jax.lax.linalg)
-from yax.lax_like.windowed import *  # noqa: F401,F403
-from yax.lax_like.top_k import *  # noqa: F401,F403
+from yax.lax.shape import *  # noqa: F401,F403
+from yax.lax.slicing import *  # noqa: F401,F403
+from yax.lax.reductions import *  # noqa: F401,F403
+from yax.lax.sort import *  # noqa: F401,F403
+from yax.lax.dot import *  # noqa: F401,F403
+from yax.lax.conv import *  # noqa: F401,F403
+from yax.lax.ad_control import *  # noqa: F401,F403
+from yax.lax.collectives import *  # noqa: F401,F403
+from yax.lax.while_loop import *  # noqa: F401,F403
+from yax.lax.cond import *  # noqa: F401,F403
+from yax.lax.scan import *  # noqa: F401,F403
+from yax.lax import linalg  # noqa: F401,E402  (yax.lax.linalg, like jax.lax.linalg)
+from yax.lax.windowed import *  # noqa: F401,F403
+from yax.lax.top_k import *  # noqa: F401,F403
 
 
 
@@ -51,10 +51,10 @@ from yax._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr("yax.lax", "jax.lax")  # JAX names yax lacks
 # --- scientific extras (sci-a): fft, associative_scan, custom_root/linear_solve, misc ---
-from yax.lax_like.fft import *  # noqa: F401,F403,E402
-from yax.lax_like.associative_scan import *  # noqa: F401,F403,E402
-from yax.lax_like.custom_root import *  # noqa: F401,F403,E402
-from yax.lax_like.lax_misc import *  # noqa: F401,F403,E402
-from yax.lax_like.conv_transpose import *  # noqa: F401,F403,E402
-from yax.lax_like.special import *  # noqa: F401,F403,E402  (igamma, betainc, zeta, bessel_i0e, ...)
+from yax.lax.fft import *  # noqa: F401,F403,E402
+from yax.lax.associative_scan import *  # noqa: F401,F403,E402
+from yax.lax.custom_root import *  # noqa: F401,F403,E402
+from yax.lax.lax_misc import *  # noqa: F401,F403,E402
+from yax.lax.conv_transpose import *  # noqa: F401,F403,E402
+from yax.lax.special import *  # noqa: F401,F403,E402  (igamma, betainc, zeta, bessel_i0e, ...)
 from yax.primitives.sharding_constraint import with_sharding_constraint  # noqa: F401,E402

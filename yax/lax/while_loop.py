@@ -10,11 +10,11 @@ from yax.core import dtypes
 from yax.core.trace import Tracer, bind
 from yax.errors import WhileLoopBodyError, WhileLoopPredicateError  # noqa: F401  (re-exported)
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
-from yax.lax_like._util import as_operand
-from yax.lax_like._util import aval_of as _aval
-from yax.lax_like._util import describe_function as _describe
-from yax.lax_like.elementwise import _convert_keep_weak, select
-from yax.lax_like.scan import scan
+from yax.lax._util import as_operand
+from yax.lax._util import aval_of as _aval
+from yax.lax._util import describe_function as _describe
+from yax.lax.elementwise import _convert_keep_weak, select
+from yax.lax.scan import scan
 from yax.primitives.control_flow.while_loop import while_p
 
 __all__ = ["while_loop"]

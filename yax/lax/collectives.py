@@ -10,8 +10,8 @@ import math
 
 from yax import errors, tree_util
 from yax.core import dtypes
-from yax.lax_like import elementwise, shape
-from yax.lax_like._util import as_operand
+from yax.lax import elementwise, shape
+from yax.lax._util import as_operand
 from yax.primitives import collectives as coll
 from yax.primitives import collectives_exchange as exch
 

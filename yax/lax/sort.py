@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from yax import errors
 from yax.core.trace import bind
-from yax.lax_like._util import as_operand
+from yax.lax._util import as_operand
 from yax.primitives.sort import sort_p
 
 __all__ = ["sort", "sort_key_val"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from yax import tree_util
 from yax.core import dtypes
 from yax.core.trace import bind
-from yax.lax_like._util import as_operand
+from yax.lax._util import as_operand
 from yax.primitives.ad_control import stop_gradient_p
 
 __all__ = ["stop_gradient"]

@@ -16,10 +16,10 @@ import numpy as np
 
 from yax import errors
 from yax.core.avals import aval_of_value
-from yax.lax_like._util import as_operand
-from yax.lax_like.conv import conv_dimension_numbers, conv_general_dilated, padtype_to_pads
-from yax.lax_like.elementwise import convert_element_type
-from yax.lax_like.shape import rev
+from yax.lax._util import as_operand
+from yax.lax.conv import conv_dimension_numbers, conv_general_dilated, padtype_to_pads
+from yax.lax.elementwise import convert_element_type
+from yax.lax.shape import rev
 from yax.primitives.conv import ConvDimensionNumbers
 
 __all__ = ["conv_transpose", "conv_general_dilated_patches", "conv_with_general_padding",

@@ -13,9 +13,9 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import bind
-from yax.lax_like import elementwise as ew
-from yax.lax_like._util import as_operand
-from yax.lax_like.shape import _axes, _identity, _ints, _shape, expand_dims, squeeze
+from yax.lax import elementwise as ew
+from yax.lax._util import as_operand
+from yax.lax.shape import _axes, _identity, _ints, _shape, expand_dims, squeeze
 from yax.primitives import slicing as sl
 from yax.primitives.slicing import (
     GatherDimensionNumbers,

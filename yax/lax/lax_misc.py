@@ -15,10 +15,10 @@ import numpy as np
 from yax import errors, tree_util
 from yax.core import dtypes
 from yax.core.trace import Tracer, bind
-from yax.lax_like import elementwise as ew
-from yax.lax_like import reductions, shape, slicing
-from yax.lax_like._util import as_operand, aval_of
-from yax.lax_like.associative_scan import associative_scan
+from yax.lax import elementwise as ew
+from yax.lax import reductions, shape, slicing
+from yax.lax._util import as_operand, aval_of
+from yax.lax.associative_scan import associative_scan
 from yax.primitives.barriers import optimization_barrier_p, reduce_precision_p
 
 __all__ = ["reduce", "cumlogsumexp", "split", "stack", "unstack", "full", "full_like",
@@ -241,7 +241,7 @@ def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
 
 def batch_matmul(lhs, rhs, precision=None):
     """Matrix products of matching leading batch dims: [..., m, k] @ [..., k, n]."""
-    from yax.lax_like.dot import dot_general
+    from yax.lax.dot import dot_general
     lhs, rhs = as_operand(lhs), as_operand(rhs)
     la, ra = aval_of(lhs), aval_of(rhs)
     if la.ndim < 2 or la.ndim != ra.ndim or la.shape[:-2] != ra.shape[:-2]:
@@ -340,7 +340,7 @@ def approx_max_k(operand, k: int, reduction_dimension: int = -1, recall_target: 
     """The k largest entries along `reduction_dimension` and their indices. Differs from JAX:
     exact (recall 1, whatever recall_target), computed by lax.top_k."""
     del recall_target, reduction_input_size_override, aggregate_to_topk
-    from yax.lax_like.top_k import top_k
+    from yax.lax.top_k import top_k
     return top_k(operand, k, axis=reduction_dimension)
 
 
@@ -348,7 +348,7 @@ def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: 
                  reduction_input_size_override: int = -1, aggregate_to_topk: bool = True):
     """The k smallest entries along `reduction_dimension` and their indices (exact)."""
     del recall_target, reduction_input_size_override, aggregate_to_topk
-    from yax.lax_like.top_k import top_k
+    from yax.lax.top_k import top_k
     values, indices = top_k(ew.neg(as_operand(operand)), k, axis=reduction_dimension)
     return ew.neg(values), indices
 
@@ -389,7 +389,7 @@ def composite(decomposition, name: str, version: int = 0):
 
 def conv_general_permutations(dimension_numbers):
     """(lhs_perm, rhs_perm, out_perm) of layout strings, e.g. ('NHWC', 'HWIO', 'NHWC')."""
-    from yax.lax_like.conv import conv_dimension_numbers
+    from yax.lax.conv import conv_dimension_numbers
     lhs, rhs, _ = dimension_numbers
     dn = conv_dimension_numbers((1,) * len(lhs), (1,) * len(rhs), dimension_numbers)
     return tuple(dn.lhs_spec), tuple(dn.rhs_spec), tuple(dn.out_spec)

@@ -8,7 +8,7 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.trace import bind
 from yax.interpreters.eager import to_array
-from yax.lax_like._util import as_operand
+from yax.lax._util import as_operand
 from yax.primitives import reductions as red
 
 __all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",

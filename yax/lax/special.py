@@ -4,7 +4,7 @@ they do not promote: operands share one float dtype (Python scalars take it)."""
 
 from __future__ import annotations
 
-from yax.lax_like.elementwise import _nary
+from yax.lax.elementwise import _nary
 from yax.primitives import special as sp
 
 __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "polygamma", "zeta",

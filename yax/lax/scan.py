@@ -12,11 +12,11 @@ from yax.core import dtypes
 from yax.core.trace import Tracer
 from yax.errors import LoopBoundsError, ScanCarryError, ScanLengthError  # noqa: F401  (re-exported)
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
-from yax.lax_like._util import as_operand, python_scalar_as
-from yax.lax_like._util import aval_of as _aval
-from yax.lax_like._util import describe_function as _describe
-from yax.lax_like.elementwise import _convert_keep_weak
-from yax.lax_like.elementwise import add as lax_add
+from yax.lax._util import as_operand, python_scalar_as
+from yax.lax._util import aval_of as _aval
+from yax.lax._util import describe_function as _describe
+from yax.lax.elementwise import _convert_keep_weak
+from yax.lax.elementwise import add as lax_add
 from yax.primitives.control_flow.scan import scan_p
 
 __all__ = ["scan", "map", "fori_loop"]
@@ -231,7 +231,7 @@ def _index_dtype(lower, upper):
 def _fori_while(lower, upper, body_fun, init_val):
     """Traced bounds: the trip count is unknown until run time, so loop with while_loop."""
     try:
-        from yax.lax_like.while_loop import while_loop
+        from yax.lax.while_loop import while_loop
     except ImportError:  # pragma: no cover - while_loop lands in its own issue
         raise LoopBoundsError("fori_loop: traced bounds need yax.lax.while_loop, which is not "
                               "available yet; pass Python ints as bounds") from None
@@ -243,7 +243,7 @@ def _fori_while(lower, upper, body_fun, init_val):
                     else as_operand(b) for b in (lower, upper)]
 
     def cond(carry):
-        from yax.lax_like.elementwise import lt
+        from yax.lax.elementwise import lt
         return lt(carry[0], upper)
 
     def body(carry):

@@ -8,7 +8,7 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.avals import aval_of_value
 from yax.core.trace import bind
-from yax.lax_like._util import as_operand
+from yax.lax._util import as_operand
 from yax.primitives.dot import PRECISIONS, dot_general_p
 
 __all__ = ["dot", "dot_general", "Precision"]

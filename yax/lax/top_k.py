@@ -6,7 +6,7 @@ import operator
 
 from yax import errors
 from yax.core.trace import bind
-from yax.lax_like._util import as_operand, aval_of
+from yax.lax._util import as_operand, aval_of
 from yax.primitives.top_k import top_k_p
 
 __all__ = ["top_k"]

@@ -7,7 +7,7 @@ import numpy as np
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import bind
-from yax.lax_like._util import as_operand, scalars_to_arrays
+from yax.lax._util import as_operand, scalars_to_arrays
 from yax.primitives import elementwise as ew
 
 

@@ -8,7 +8,7 @@ yax.scipy.linalg.
 from __future__ import annotations
 
 from yax.core.trace import bind
-from yax.lax_like._util import as_operand
+from yax.lax._util import as_operand
 from yax.primitives.linalg import _common as C
 from yax.primitives.linalg.eigh import eigh_p
 from yax.primitives.linalg.lu import lu_p

@@ -13,7 +13,7 @@ from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import bind
 from yax.interpreters.eager import to_array
-from yax.lax_like._util import as_operand, is_python_scalar, python_scalar_as
+from yax.lax._util import as_operand, is_python_scalar, python_scalar_as
 from yax.primitives import shape as sp
 
 __all__ = ["broadcast_in_dim", "broadcast", "broadcast_to_rank", "reshape", "transpose", "squeeze",

@@ -7,8 +7,8 @@ import numpy as np
 from yax import errors
 from yax.core import dtypes
 from yax.core.trace import bind
-from yax.lax_like._util import as_operand, aval_of
-from yax.lax_like.elementwise import convert_element_type
+from yax.lax._util import as_operand, aval_of
+from yax.lax.elementwise import convert_element_type
 from yax.primitives.fft import FftType, canonical_fft_type, fft_p
 
 __all__ = ["FftType", "fft"]

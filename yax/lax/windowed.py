@@ -20,9 +20,9 @@ import numpy as np
 from yax import errors
 from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer, bind
-from yax.lax_like import elementwise as ew
-from yax.lax_like._util import as_operand, aval_of, is_python_scalar, python_scalar_as
-from yax.lax_like.conv import padtype_to_pads
+from yax.lax import elementwise as ew
+from yax.lax._util import as_operand, aval_of, is_python_scalar, python_scalar_as
+from yax.lax.conv import padtype_to_pads
 from yax.primitives import windowed as win
 from yax.primitives.reductions import _identity
 

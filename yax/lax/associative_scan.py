@@ -14,8 +14,8 @@ once). It is built from slicing, padding and reshaping, so every transformation 
 from __future__ import annotations
 
 from yax import errors, tree_util
-from yax.lax_like import shape, slicing
-from yax.lax_like._util import as_operand, aval_of
+from yax.lax import shape, slicing
+from yax.lax._util import as_operand, aval_of
 
 __all__ = ["associative_scan"]
 

@@ -22,8 +22,8 @@ solvers). custom_root is custom_linear_solve on the Jacobian of f at the root, w
 from __future__ import annotations
 
 from yax import errors, tree_util
-from yax.lax_like._util import as_operand, aval_of
-from yax.lax_like.ad_control import stop_gradient
+from yax.lax._util import as_operand, aval_of
+from yax.lax.ad_control import stop_gradient
 
 __all__ = ["custom_linear_solve", "custom_root"]
 

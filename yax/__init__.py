@@ -8,7 +8,7 @@
 from yax import errors  # noqa: F401
 from yax.config import config  # noqa: F401
 from yax.interpreters import eager as _eager  # noqa: F401  (installs the eager trace)
-from yax import lax  # noqa: E402
+from yax import lax  # noqa: F401
 
 from yax import numpy  # noqa: E402,F401
 from yax import tree_util  # noqa: E402,F401

@@ -19,8 +19,7 @@ import functools
 import operator
 
 import yax.numpy as jnp
-from yax import lax
-from yax import random
+from yax import lax, random
 from yax.nn import functions as nn_functions
 from yax.nn import initializers
 from yax.nn.activations import selu

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from yax import errors
-from yax import lax
+from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import creation, manipulation, reductions, ufuncs
 from yax.numpy._breadth_util import arr, canon_axis, index_dtype, is_traced

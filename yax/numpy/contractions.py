@@ -19,8 +19,7 @@ import string
 
 import numpy as np
 
-from yax import errors
-from yax import lax
+from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import _promote
 

@@ -23,8 +23,7 @@ import operator
 
 import numpy as np
 
-from yax import errors
-from yax import lax
+from yax import errors, lax
 from yax.config import config
 from yax.core import dtypes
 from yax.core.trace import Tracer

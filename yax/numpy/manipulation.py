@@ -11,8 +11,7 @@ import math
 
 import numpy as np
 
-from yax import errors
-from yax import lax
+from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import _promote
 from yax.numpy._promote import check_arraylike, shape_of

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from yax import errors
-from yax import lax
+from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import creation, indexing, manipulation, reductions, ufuncs
 from yax.numpy._breadth_util import arr, is_traced

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from yax import errors
-from yax import lax
+from yax import errors, lax
 from yax.numpy import creation, manipulation, reductions, ufuncs
 from yax.numpy._breadth_util import arr
 from yax.numpy._promote import promote_dtypes, promote_dtypes_inexact

@@ -12,8 +12,7 @@ import math
 
 import numpy as np
 
-from yax import errors
-from yax import lax
+from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import creation, manipulation, reductions, ufuncs
 from yax.numpy._breadth_util import arr, canon_axis, concrete, index_dtype, is_traced

@@ -13,8 +13,7 @@ import builtins
 
 import numpy as np
 
-from yax import errors
-from yax import lax
+from yax import errors, lax
 from yax.core import dtypes
 from yax.core.trace import Tracer, bind
 from yax.numpy import ufuncs

@@ -17,8 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from yax import errors
-from yax import lax
+from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import creation, manipulation, reductions, ufuncs
 from yax.numpy._breadth_util import arr, index_dtype, need_size

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from yax import errors
-from yax import lax
+from yax import errors, lax
 from yax import numpy as jnp
 from yax.core import dtypes
 from yax.random import _checks, threefry

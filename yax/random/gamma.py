@@ -18,8 +18,7 @@ import math
 
 import numpy as np
 
-from yax import errors
-from yax import lax
+from yax import errors, lax
 from yax import numpy as jnp
 from yax.random import _checks, threefry
 from yax.random._barrier import opaque, optimization_barrier

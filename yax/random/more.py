@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from yax import errors
-from yax import lax
+from yax import errors, lax
 from yax import numpy as jnp
 from yax.random import _checks, threefry
 from yax.random._kernel import Kernel

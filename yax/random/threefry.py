@@ -25,8 +25,7 @@ import math
 
 import numpy as np
 
-from yax import errors
-from yax import lax
+from yax import errors, lax
 
 # Rotation distances of the 20 rounds: groups of 4, alternating between the two rows.
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import yax.numpy as jnp
-from yax import lax
-from yax import nn
+from yax import lax, nn
 from yax.primitives.special import iterate_while_active
 from yax.scipy._special_gamma import _promoted
 from yax.transforms.custom_derivatives import custom_jvp

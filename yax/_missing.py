@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
+from yax import errors
+
 COVERAGE_PAGE = "docs/api_coverage.md"
 
 
@@ -23,7 +25,6 @@ def module_getattr(module_name: str, jax_name: str):
         full = f"{module_name}.{name}"
         if _is_submodule(module_name, full):  # a subpackage not imported yet (yax.extend)
             return importlib.import_module(full)
-        from yax import errors
         raise errors.NotImplementedAttributeError(
             f"module {module_name!r} has no attribute {name!r}: yax does not implement "
             f"`{jax_name}.{name}` (yet), or the name is misspelt. See {COVERAGE_PAGE} for the "

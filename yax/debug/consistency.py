@@ -16,6 +16,12 @@ from typing import NamedTuple
 import numpy as np
 
 from yax import errors, tree_util
+from yax.core.ir import Jaxpr
+from yax.interpreters.eval_jaxpr import eval_jaxpr
+from yax.transforms.ad import grad
+from yax.transforms.jit import jit
+from yax.transforms.make_jaxpr import make_jaxpr
+from yax.transforms.vmap import vmap
 
 
 class LeafResult(NamedTuple):
@@ -126,9 +132,6 @@ def check_consistency(f, *args, rtol=None, atol=None, check_grad: bool = True,
       consistency of <lambda>: OK
         ok   output: max |eager - jit| = 0 (relative 0)
     """
-    from yax.transforms.ad import grad
-    from yax.transforms.jit import jit
-    from yax.transforms.vmap import vmap
     name = getattr(f, "__name__", "function")
     report = ConsistencyReport(name)
     eager1 = _run(report, "eager evaluation", f, args)
@@ -184,7 +187,6 @@ def _explain_state(report, eager1, eager2, jit1, jit2, rtol, atol) -> None:
 
 
 def _compare_transformed(report, what, fun, args, rtol, atol) -> None:
-    from yax.transforms.jit import jit
     eager = _run(report, f"{what} (eager)", fun, args)
     compiled = _run(report, f"{what} under jit", jit(fun), args)
     if eager is not None and compiled is not None and not _same(eager, compiled, rtol, atol):
@@ -210,9 +212,6 @@ def _check_vmap(report, batched, args, eager1, rtol, atol) -> None:
 def first_divergence(f, args, rtol=1e-5, atol=1e-6) -> str | None:
     """The first primitive of `f`'s program whose eager value differs from its value in the
     compiled program (every intermediate compared in program order), with its source line."""
-    from yax.interpreters.eval_jaxpr import eval_jaxpr
-    from yax.transforms.jit import jit
-    from yax.transforms.make_jaxpr import make_jaxpr
     leaves = tree_util.tree_leaves(args)
     closed = make_jaxpr(lambda *xs: f(*tree_util.tree_unflatten(
         tree_util.tree_structure(args), xs)))(*leaves)
@@ -220,7 +219,6 @@ def first_divergence(f, args, rtol=1e-5, atol=1e-6) -> str | None:
     probes = [v for e in jaxpr.eqns for v in e.outvars]
 
     def all_values(*xs):
-        from yax.core.ir import Jaxpr
         return eval_jaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.eqns, probes),
                           closed.consts, list(xs))
     eager = all_values(*leaves)

@@ -14,6 +14,8 @@ from yax import errors
 from yax.config import config
 from yax.core import dtypes
 from yax.core.trace import bind, use_trace
+from yax.interpreters.eager import EVAL_TRACE
+from yax.interpreters.eval_jaxpr import read_typed
 
 
 def _bad(value: np.ndarray) -> str | None:
@@ -42,7 +44,6 @@ def check_jit_outputs(jaxpr, args, outs, name: str) -> None:
     kinds = [_bad(np.asarray(o)) for o in outs]
     if not any(kinds):
         return
-    from yax.interpreters.eager import EVAL_TRACE
     with use_trace(EVAL_TRACE):
         _rerun(jaxpr.jaxpr, jaxpr.consts, list(args))
     kind = next(k for k in kinds if k)
@@ -56,7 +57,6 @@ def _rerun(jaxpr, consts, args) -> list:
     """Evaluate `jaxpr` eagerly, one primitive at a time, inlining jitted sub-functions."""
     env = dict(zip(jaxpr.constvars, consts, strict=True))
     env.update(zip(jaxpr.invars, args, strict=True))
-    from yax.interpreters.eval_jaxpr import read_typed
 
     def read(a):
         return read_typed(a, env.__getitem__)

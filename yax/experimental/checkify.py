@@ -16,10 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 from yax import errors, tree_util
+from yax.core.avals import aval_of_value
 from yax.core.primitive import Primitive
 from yax.core.trace import bind
 from yax.interpreters import checkify as _interp
+from yax.interpreters.batching import axis_size_of, move_batch_axis
 from yax.interpreters.staging import trace_to_jaxpr
+from yax.primitives.callbacks import HostCallback, _callback_lower
 
 user_checks = frozenset({"user"})
 nan_checks = frozenset({"nan"})
@@ -105,7 +108,6 @@ def checkify(fun, errors=user_checks):  # noqa: A002  (jax's name)
             out_leaves, out_tree = tree_util.tree_flatten(fun(*a, **kw))
             out_tree_box.append(out_tree)
             return out_leaves
-        from yax.core.avals import aval_of_value
         closed = trace_to_jaxpr(flat, [aval_of_value(x) for x in leaves],
                                 name=getattr(fun, "__name__", "fun"))
         table = _interp.Table(enabled)
@@ -140,7 +142,6 @@ def _check_impl(pred, *args, msg):
 
 def _check_lower(ctx, pred, *args, msg):
     """Outside `checkify` a check still works: a host check raises when the program runs."""
-    from yax.primitives.callbacks import HostCallback, _callback_lower
     location = tuple(ctx.source) if ctx.source is not None else None
 
     def run(p, *a):
@@ -157,7 +158,6 @@ def _check_jvp(primals, tangents, *, msg):
 
 
 def _check_batch(args, dims, *, msg):
-    from yax.interpreters.batching import axis_size_of, move_batch_axis
     size = axis_size_of(args, dims)
     pred = move_batch_axis(args[0], dims[0], 0, size)
     rest = [move_batch_axis(a, d, 0, size) for a, d in zip(args[1:], dims[1:])]

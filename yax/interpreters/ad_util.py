@@ -14,6 +14,7 @@ from yax.core.avals import ShapedArray
 from yax.core.primitive import Primitive
 from yax.core.trace import bind
 from yax.interpreters import mlir
+from yax.interpreters.batching import move_batch_axis
 from yax.interpreters.mlir import hlo
 
 # JAX's float0: the tangent type of integer and bool values (it carries no data).
@@ -96,7 +97,6 @@ def _add_any_batch(args, dims):
     dx, dy = dims
     if dx == dy:
         return [bind(add_any_p, x, y)], [dx]
-    from yax.interpreters.batching import move_batch_axis  # the batching helpers live there
     return [bind(add_any_p, move_batch_axis(x, dx, 0, _size(x, y, dx, dy)),
                  move_batch_axis(y, dy, 0, _size(x, y, dx, dy)))], [0]
 

@@ -23,9 +23,9 @@ import numpy as np
 from yax import errors
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
-from yax.core.ir import ClosedJaxpr
+from yax.core.ir import ClosedJaxpr, Jaxpr
 from yax.core.trace import bind
-from yax.interpreters.eval_jaxpr import read_typed
+from yax.interpreters.eval_jaxpr import eval_jaxpr, read_typed
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.primitives._lax import lax
 
@@ -274,7 +274,6 @@ def _while_rule(eqn, ins, state, table):
     cond_avals = list(cond.in_avals)
 
     def cond_fun(*xs):  # the state rides in the carry; the condition ignores it
-        from yax.interpreters.eval_jaxpr import eval_jaxpr
         return eval_jaxpr(cond.jaxpr, cond.consts, list(xs[:cn]) + list(xs[cn + 3:]))
     cond_j, cond_consts = closure_convert(trace_to_jaxpr(
         cond_fun, cond_avals[:cn] + state_avals() + cond_avals[cn:], name="cond"))
@@ -296,7 +295,6 @@ def _cond_rule(eqn, ins, state, table):
 
 
 def _reclose(const_free: ClosedJaxpr, consts) -> ClosedJaxpr:
-    from yax.core.ir import Jaxpr
     j = const_free.jaxpr
     n = len(consts)
     return ClosedJaxpr(Jaxpr(j.invars[:n], j.invars[n:], j.eqns, j.outvars), consts)

@@ -14,12 +14,13 @@ import warnings
 
 import numpy as np
 
-from yax import errors
+from yax import errors, tree_util
 from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
 from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, SourceInfo, Var
 from yax.core.trace import Trace, Tracer, current_trace, run_in_trace
+from yax.core.typecheck import check_jaxpr
 
 
 class StagingTracer(Tracer):
@@ -202,7 +203,6 @@ def trace_to_jaxpr(fun, in_avals, *, name: str = "fun", origin=None) -> ClosedJa
     closed = run_in_trace(trace, fun, args, trace.to_jaxpr)
     _warn_if_large(closed.jaxpr, name)
     if config.enable_checks:
-        from yax.core.typecheck import check_jaxpr
         check_jaxpr(closed.jaxpr)
     return closed
 
@@ -266,7 +266,6 @@ def describe_origin(trace: StagingTrace, var: Var):
 def _flat_arg_names(arg_names, n: int) -> list:
     if not (isinstance(arg_names, tuple) and len(arg_names) == 3 and callable(arg_names[0])):
         return [(str(a), None) for a in arg_names]
-    from yax import tree_util
     fun, in_tree, static_pos = arg_names
     try:
         import inspect

@@ -16,10 +16,12 @@ import numpy as np
 from yax.config import config
 from yax.core.avals import ShapedArray, TypedScalar
 from yax.core.ir import ClosedJaxpr, Jaxpr, Literal
-from yax.core.trace import bind
+from yax.core.trace import bind, current_trace
 from yax.interpreters.ad_util import Zero, add_tangents, instantiate
+from yax.interpreters.eager import EVAL_TRACE, to_array
 from yax.interpreters.eval_jaxpr import read_typed
 from yax.interpreters.staging import trace_to_jaxpr
+from yax.runtime.array import Array
 
 
 class UndefinedPrimal:
@@ -182,9 +184,6 @@ def compiled_backward_pass(jaxpr: Jaxpr, consts, linear_avals, cts_out):
     not apply (a transformation is active, a value is not a concrete Array, a param compares
     by identity). Returns the same list `backward_pass` would (Zero where no cotangent
     arrived)."""
-    from yax.core.trace import current_trace
-    from yax.interpreters.eager import EVAL_TRACE, to_array
-    from yax.runtime.array import Array
 
     if current_trace() is not EVAL_TRACE or config.disable_jit:
         return None

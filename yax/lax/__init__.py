@@ -26,6 +26,8 @@ from yax.lax.scan import *  # noqa: F401,F403
 from yax.lax import linalg  # noqa: F401,E402  (yax.lax.linalg, like jax.lax.linalg)
 from yax.lax.windowed import *  # noqa: F401,F403
 from yax.lax.top_k import *  # noqa: F401,F403
+from yax.core.primitive import Primitive
+from yax import primitives
 
 
 
@@ -35,8 +37,6 @@ def _primitive_objects() -> dict:
     import importlib
     import pkgutil
 
-    from yax import primitives
-    from yax.core.primitive import Primitive
     found = {}
     for info in pkgutil.walk_packages(primitives.__path__, primitives.__name__ + "."):
         module = importlib.import_module(info.name)

@@ -20,6 +20,7 @@ from yax.errors import BranchOutputMismatchError, CondPredicateError  # noqa: F4
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.lax._util import as_operand
+from yax.lax.elementwise import convert_element_type
 from yax.primitives.control_flow.cond import cond_p, join_branch_consts
 
 __all__ = ["cond", "switch"]
@@ -65,7 +66,6 @@ def switch(index, branches, *operands):
 
 
 def _to_int32(x):
-    from yax.lax.elementwise import convert_element_type
     return convert_element_type(x, dtypes.int32)  # JAX too narrows before clamping
 
 
@@ -175,7 +175,6 @@ def _strengthen(closed, strong):
     of the branches' types, as JAX does)."""
     if not any(s and a.weak_type for s, a in zip(strong, closed.out_avals)):
         return closed
-    from yax.lax.elementwise import convert_element_type
 
     def fun(*xs):
         outs = eval_jaxpr(closed.jaxpr, closed.consts, xs)

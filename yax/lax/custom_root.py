@@ -22,6 +22,8 @@ solvers). custom_root is custom_linear_solve on the Jacobian of f at the root, w
 from __future__ import annotations
 
 from yax import errors, tree_util
+from yax.interpreters.eval_jaxpr import eval_jaxpr
+from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.lax._util import as_operand, aval_of
 from yax.lax.ad_control import stop_gradient
 
@@ -32,8 +34,6 @@ def _traced(fun, example):
     """`fun` (of one pytree shaped like `example`) traced once: returns run(consts, x) and the
     stop-gradiented values it closes over, to pass back in as `consts`. Calling `run` with
     those values is `fun` with every captured value cut off from derivatives."""
-    from yax.interpreters.eval_jaxpr import eval_jaxpr
-    from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 
     leaves, tree = tree_util.tree_flatten(example)
     out_tree = []

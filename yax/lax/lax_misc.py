@@ -19,7 +19,12 @@ from yax.lax import elementwise as ew
 from yax.lax import reductions, shape, slicing
 from yax.lax._util import as_operand, aval_of
 from yax.lax.associative_scan import associative_scan
+from yax.lax.conv import conv_dimension_numbers
+from yax.lax.dot import dot_general
+from yax.lax.top_k import top_k
+from yax.primitives import collectives as coll
 from yax.primitives.barriers import optimization_barrier_p, reduce_precision_p
+from yax.primitives.bits import clz_p
 
 __all__ = ["reduce", "cumlogsumexp", "split", "stack", "unstack", "full", "full_like",
            "complex", "tile", "collapse", "batch_matmul", "broadcast_shapes", "broadcast_like",
@@ -241,7 +246,6 @@ def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
 
 def batch_matmul(lhs, rhs, precision=None):
     """Matrix products of matching leading batch dims: [..., m, k] @ [..., k, n]."""
-    from yax.lax.dot import dot_general
     lhs, rhs = as_operand(lhs), as_operand(rhs)
     la, ra = aval_of(lhs), aval_of(rhs)
     if la.ndim < 2 or la.ndim != ra.ndim or la.shape[:-2] != ra.shape[:-2]:
@@ -273,7 +277,6 @@ def broadcast_like(arr, like_arr):
 def axis_size(axis_name):
     """The size of the named mapped axis (bound by vmap(..., axis_name=...)); for a tuple of
     names, the product of their sizes."""
-    from yax.primitives import collectives as coll
     names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
     return math.prod(coll.axis_size(n) for n in names)
 
@@ -331,7 +334,6 @@ PrecisionLike = object
 
 def clz(x):
     """The number of leading zero bits of each element of an integer array."""
-    from yax.primitives.bits import clz_p
     return bind(clz_p, as_operand(x))
 
 
@@ -340,7 +342,6 @@ def approx_max_k(operand, k: int, reduction_dimension: int = -1, recall_target: 
     """The k largest entries along `reduction_dimension` and their indices. Differs from JAX:
     exact (recall 1, whatever recall_target), computed by lax.top_k."""
     del recall_target, reduction_input_size_override, aggregate_to_topk
-    from yax.lax.top_k import top_k
     return top_k(operand, k, axis=reduction_dimension)
 
 
@@ -348,7 +349,6 @@ def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: 
                  reduction_input_size_override: int = -1, aggregate_to_topk: bool = True):
     """The k smallest entries along `reduction_dimension` and their indices (exact)."""
     del recall_target, reduction_input_size_override, aggregate_to_topk
-    from yax.lax.top_k import top_k
     values, indices = top_k(ew.neg(as_operand(operand)), k, axis=reduction_dimension)
     return ew.neg(values), indices
 
@@ -389,7 +389,6 @@ def composite(decomposition, name: str, version: int = 0):
 
 def conv_general_permutations(dimension_numbers):
     """(lhs_perm, rhs_perm, out_perm) of layout strings, e.g. ('NHWC', 'HWIO', 'NHWC')."""
-    from yax.lax.conv import conv_dimension_numbers
     lhs, rhs, _ = dimension_numbers
     dn = conv_dimension_numbers((1,) * len(lhs), (1,) * len(rhs), dimension_numbers)
     return tuple(dn.lhs_spec), tuple(dn.rhs_spec), tuple(dn.out_spec)

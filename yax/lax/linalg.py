@@ -7,6 +7,7 @@ yax.scipy.linalg.
 
 from __future__ import annotations
 
+from yax import errors
 from yax.core.trace import bind
 from yax.lax._util import as_operand
 from yax.primitives.linalg import _common as C
@@ -107,7 +108,6 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True):
     Example: `q, r = lax.linalg.qr(a, full_matrices=False)`.
     """
     if pivoting:
-        from yax import errors
         raise errors.NotImplementedRuleError("qr: pivoting=True is not implemented")
     x = as_operand(x)
     C.check_matrix("qr", x.aval)

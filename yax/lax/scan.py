@@ -15,7 +15,7 @@ from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.lax._util import as_operand, python_scalar_as
 from yax.lax._util import aval_of as _aval
 from yax.lax._util import describe_function as _describe
-from yax.lax.elementwise import _convert_keep_weak
+from yax.lax.elementwise import _convert_keep_weak, lt
 from yax.lax.elementwise import add as lax_add
 from yax.primitives.control_flow.scan import scan_p
 
@@ -243,7 +243,6 @@ def _fori_while(lower, upper, body_fun, init_val):
                     else as_operand(b) for b in (lower, upper)]
 
     def cond(carry):
-        from yax.lax.elementwise import lt
         return lt(carry[0], upper)
 
     def body(carry):

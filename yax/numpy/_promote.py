@@ -9,8 +9,10 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer
+from yax.interpreters.eager import to_array
 from yax.lax import _util
 from yax.lax.elementwise import _convert_keep_weak
+from yax.lax.shape import broadcast_in_dim
 from yax.runtime.array import Array
 
 
@@ -106,7 +108,6 @@ def shape_of(x) -> tuple:
 
 def broadcast_to_shape(x, shape):
     """Broadcast one operand to `shape` (rank-0 operands are left for implicit broadcasting)."""
-    from yax.lax.shape import broadcast_in_dim
     xshape = shape_of(x)
     if tuple(xshape) == tuple(shape):
         return x
@@ -252,6 +253,5 @@ def promote_args_numeric(name: str, *args) -> list:
 def promote_arrays_inexact(name: str, *args) -> list:
     """`promote_args_inexact` for code that then computes with the results using operators:
     typed scalars (inline constants for lax) become 0-d Arrays, which have operators."""
-    from yax.interpreters.eager import to_array
     return [to_array(a) if type(a) is TypedScalar else a
             for a in promote_args_inexact(name, *args)]

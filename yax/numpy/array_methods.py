@@ -8,9 +8,13 @@ Python can try the other operand's reflected method.
 
 from __future__ import annotations
 
+from yax import errors
 from yax.core.trace import Tracer
 from yax.numpy import manipulation, reductions, ufuncs
 from yax.numpy._promote import is_array_like
+from yax.numpy.contractions import dot, matmul
+from yax.numpy.indexing import IndexUpdateHelper, getitem
+from yax.numpy.setops import nonzero
 from yax.runtime.array import Array
 
 __all__: list[str] = []
@@ -26,7 +30,6 @@ def _binary_op(fn, reflected: bool = False):
 
 
 def _matmul(a, b):
-    from yax.numpy.contractions import matmul  # written separately; imported on first use
     return matmul(a, b)
 
 
@@ -48,7 +51,6 @@ _UNARY_OPERATORS = {"neg": ufuncs.negative, "pos": ufuncs.positive, "abs": ufunc
 
 
 def _getitem(self, idx):
-    from yax.numpy.indexing import getitem  # written separately; imported on first use
     return getitem(self, idx)
 
 
@@ -60,7 +62,6 @@ def _setitem(self, idx, value):
 
 
 def _at(self):
-    from yax.numpy.indexing import IndexUpdateHelper
     return IndexUpdateHelper(self)
 
 
@@ -89,7 +90,6 @@ def _flatten(self, order: str = "C"):
 
 
 def _dot(self, other):
-    from yax.numpy.contractions import dot
     return dot(self, other)
 
 
@@ -118,7 +118,6 @@ def _tracer_item(self, *args):
     """`.item()` needs the value now; a traced value does not have one yet."""
     value = self.to_concrete_or_none()
     if value is None:
-        from yax import errors
         raise errors.ConcretizationError(
             f".item() was called on a traced value {self.aval.str_short()} (inside a "
             f"{self._trace.name} transformation), whose value is not known while tracing. "
@@ -131,7 +130,6 @@ def _tracer_item(self, *args):
 def _tracer_tolist(self):
     value = self.to_concrete_or_none()
     if value is None:
-        from yax import errors
         raise errors.ConcretizationError(
             f".tolist() was called on a traced value {self.aval.str_short()} (inside a "
             f"{self._trace.name} transformation), whose value is not known while tracing. "
@@ -141,7 +139,6 @@ def _tracer_tolist(self):
 
 
 def _nonzero(self, *, size=None, fill_value=None):
-    from yax.numpy.setops import nonzero
     return nonzero(self, size=size, fill_value=fill_value)
 
 

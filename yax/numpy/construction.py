@@ -14,6 +14,9 @@ from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import creation, manipulation, reductions, ufuncs
 from yax.numpy._breadth_util import arr, canon_axis, index_dtype, is_traced
+from yax.numpy._promote import dtype_and_weak
+from yax.numpy.rearrange import resize
+from yax.numpy.setops import nonzero
 
 __all__ = ["tril", "triu", "tril_indices", "triu_indices", "tril_indices_from",
            "triu_indices_from", "diag_indices", "diag_indices_from", "mask_indices", "meshgrid",
@@ -133,7 +136,6 @@ def ix_(*args):
         if a.ndim != 1:
             raise errors.ShapeError(f"jnp.ix_: arguments must be 1-D, got shape {a.shape}")
         if dtypes.is_bool(a.dtype):
-            from yax.numpy.setops import nonzero
             (a,) = nonzero(a)
         shape = tuple(a.shape[0] if j == i else 1 for j in range(n))
         out.append(manipulation.reshape(a, shape))
@@ -206,7 +208,6 @@ def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
     positions = np.arange(0, min(end, a.size), step)
     val = manipulation.astype(arr("fill_diagonal", val), a.dtype)
     if val.ndim:
-        from yax.numpy.rearrange import resize
         val = resize(val, (len(positions),))
     flat = manipulation.ravel(a).at[positions].set(val)
     return manipulation.reshape(flat, a.shape)
@@ -242,7 +243,6 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
 
 
 def _dt(x):
-    from yax.numpy._promote import dtype_and_weak
     return dtype_and_weak(x)
 
 

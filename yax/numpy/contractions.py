@@ -21,7 +21,9 @@ import numpy as np
 
 from yax import errors, lax
 from yax.core import dtypes
+from yax.interpreters.eager import to_array
 from yax.numpy import _promote
+from yax.numpy.indexing import getitem
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum"]
 
@@ -62,7 +64,6 @@ def _sum(x, axes):
 
 def _diagonal(x, labs: list, lab):
     """Keep the diagonal of the first two axes labelled `lab` (one gather, exact for any dtype)."""
-    from yax.numpy.indexing import getitem
     first = labs.index(lab)
     second = labs.index(lab, first + 1)
     rest = [i for i in range(len(labs)) if i not in (first, second)]
@@ -162,7 +163,6 @@ def _contract(name, operands, labels, out, *, precision=None, preferred_element_
 def _as_array(x):
     """A TypedScalar (a Python scalar operand that met no primitive) becomes an Array."""
     if hasattr(x, "value") and not hasattr(x, "shape"):
-        from yax.interpreters.eager import to_array
         return to_array(x)
     return x
 

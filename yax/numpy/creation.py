@@ -16,6 +16,10 @@ from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer
 from yax.interpreters.eager import array_from_numpy, to_array
+from yax.lax.elementwise import _convert_keep_weak, convert_element_type
+from yax.numpy import ufuncs
+from yax.numpy._promote import broadcast_to_shape, shape_of
+from yax.numpy.manipulation import reshape, stack
 from yax.runtime.array import Array
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
@@ -101,7 +105,6 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
     else:
         out = _array_from_host(object, dtype)
     if ndmin > out.ndim:
-        from yax.numpy.manipulation import reshape
         out = reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
     return out
 
@@ -134,7 +137,6 @@ def _to_host(obj):
 
 def _stack_nested(obj, dtype):
     """`array` of nested lists holding tracers: convert the leaves, then stack level by level."""
-    from yax.numpy.manipulation import stack
     dt = _canonical_dtype(dtype) if dtype is not None else \
         dtypes.result_type(*(_leaf_type(x) for x in _leaves(obj)))[0]
 
@@ -148,7 +150,6 @@ def _stack_nested(obj, dtype):
 
 
 def _astype(x, dt):
-    from yax.lax.elementwise import convert_element_type
     return convert_element_type(x, dt)
 
 
@@ -208,8 +209,6 @@ def full(shape, fill_value, dtype=None):
 
 def _broadcast_fill(fill_value, shape, dt, weak):
     """A traced fill (or any fill of a traced-shape request) built with broadcast_in_dim."""
-    from yax.lax.elementwise import _convert_keep_weak
-    from yax.numpy._promote import broadcast_to_shape, shape_of
     if isinstance(fill_value, _SCALARS) and not isinstance(fill_value, np.generic):
         fill = TypedScalar(fill_value, dt, weak)
     else:
@@ -317,7 +316,6 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
         out = _const(value.astype(out_dt), out_dt)
         step = _const(np.asarray(step).astype(comp_dt), comp_dt)
     if out.dtype != out_dt:
-        from yax.numpy import ufuncs
         out = _astype(ufuncs.floor(out) if dtypes.is_int(out_dt) else out, out_dt)
     return (out, step) if retstep else out
 

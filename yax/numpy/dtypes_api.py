@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from yax.core import dtypes
+from yax.numpy.creation import asarray
 
 __all__ = [
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -25,7 +26,6 @@ class _ScalarMeta(type):
     """Metaclass of the scalar type objects: calling one makes a 0-d (or N-d) Array."""
 
     def __call__(cls, x=0):
-        from yax.numpy.creation import asarray
         return asarray(x, dtype=cls.dtype)
 
     def __instancecheck__(cls, instance):

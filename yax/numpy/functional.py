@@ -12,8 +12,11 @@ import re
 import numpy as np
 
 from yax import errors
+from yax.core import dtypes
 from yax.numpy import creation, manipulation
 from yax.numpy._breadth_util import arr, canon_axis
+from yax.numpy._promote import promote_dtypes
+from yax.numpy.construction import indices, meshgrid
 
 __all__ = ["vectorize", "apply_along_axis", "apply_over_axes", "fromfunction", "mgrid",
            "ogrid", "r_", "c_", "s_", "index_exp"]
@@ -123,8 +126,6 @@ def apply_over_axes(func, a, axes):
 
 def fromfunction(function, shape, *, dtype=float, **kwargs):
     """`function(*index_grids)`: an array whose value at (i, j, ...) is function(i, j, ...)."""
-    from yax.core import dtypes
-    from yax.numpy.construction import indices
     dt = dtypes.canonicalize(dtypes.dtype(dtype))
     grids = indices(tuple(int(s) for s in shape), dtype=dt)
     return function(*[grids[i] for i in range(len(shape))], **kwargs)
@@ -145,13 +146,11 @@ class _Grid:
         self.sparse = sparse
 
     def __getitem__(self, key):
-        from yax.numpy.construction import meshgrid
         single = isinstance(key, slice)
         keys = (key,) if single else tuple(key)
         axes = [_range_from_slice(k) for k in keys]
         if single:
             return axes[0]
-        from yax.numpy._promote import promote_dtypes
         axes = [arr("mgrid", a) for a in promote_dtypes(*axes)]
         grids = meshgrid(*axes, indexing="ij", sparse=self.sparse)
         return grids if self.sparse else manipulation.stack(grids)
@@ -191,7 +190,6 @@ class _Concat:
                 a = manipulation.atleast_1d(arr("r_", item)) if np.ndim(item) == 0 else \
                     arr("r_", item)
             parts.append(_promote_rank(a, ndmin, trans1d))
-        from yax.numpy._promote import promote_dtypes
         parts = [arr("r_", p) for p in promote_dtypes(*parts)] if len(parts) > 1 else parts
         return manipulation.concatenate(parts, axis=axis)
 

@@ -29,6 +29,7 @@ from yax.core import dtypes
 from yax.core.trace import Tracer
 from yax.errors import NonConcreteBooleanIndexError  # noqa: F401  (re-exported)
 from yax.numpy import _promote
+from yax.primitives.callbacks import HostCallback, bind_callback
 from yax.runtime.array import Array
 
 __all__ = ["take", "take_along_axis"]
@@ -174,7 +175,6 @@ def _check_bounds(value, axis: int, size: int, location=None) -> None:
 
 def _check_bounds_at_run_time(value, axis: int, size: int) -> None:
     """A traced index: a host check staged into the program raises when it runs."""
-    from yax.primitives.callbacks import HostCallback, bind_callback
     location = errors.user_location()
 
     def check(v):

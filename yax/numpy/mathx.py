@@ -19,6 +19,8 @@ from yax.core.trace import Tracer
 from yax.numpy import creation, manipulation, reductions, ufuncs
 from yax.numpy._breadth_util import arr, canon_axis
 from yax.numpy._promote import promote_dtypes, promote_dtypes_inexact
+from yax.numpy.contractions import matmul
+from yax.numpy.searching import searchsorted
 from yax.runtime.array import Array
 
 __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp", "kron", "cross", "frexp",
@@ -172,7 +174,6 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         xp, fp = lax.sort((xp, fp), dimension=0, num_keys=1)
         xp = manipulation.concatenate([xp[-1:] - period, xp, xp[:1] + period])
         fp = manipulation.concatenate([fp[-1:], fp, fp[:1]])
-    from yax.numpy.searching import searchsorted
     n = xp.shape[0]
     i = ufuncs.clip(searchsorted(xp, x, side="right"), 1, max(n - 1, 1))
     x0, x1 = xp[i - 1], xp[i] if n > 1 else xp[i - 1]
@@ -548,13 +549,11 @@ def vecdot(x1, x2, /, *, axis: int = -1):
 
 def matvec(x1, x2, /):
     """Batched matrix-vector products: (..., m, n) x (..., n) -> (..., m)."""
-    from yax.numpy.contractions import matmul
     return matmul(x1, manipulation.expand_dims(arr("matvec", x2), -1))[..., 0]
 
 
 def vecmat(x1, x2, /):
     """Batched vector-matrix products conj(x1) @ x2: (..., n) x (..., n, m) -> (..., m)."""
-    from yax.numpy.contractions import matmul
     v = ufuncs.conjugate(arr("vecmat", x1))
     return matmul(manipulation.expand_dims(v, -2), x2)[..., 0, :]
 

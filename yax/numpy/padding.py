@@ -15,6 +15,8 @@ from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import creation, indexing, manipulation, reductions, ufuncs
 from yax.numpy._breadth_util import arr, is_traced
+from yax.numpy.contractions import matmul
+from yax.numpy.statistics import median
 
 __all__ = ["pad"]
 
@@ -80,7 +82,6 @@ def _index_mode(x, axis, before, after, mode, reflect_type):
         mat = np.pad(eye, ((before, after), (0, 0)), mode=mode, reflect_type="odd")
         m = creation.asarray(mat.astype(x.dtype) if not dtypes.is_bool(x.dtype) else mat)
         moved = manipulation.moveaxis(x, axis, -1)
-        from yax.numpy.contractions import matmul
         out = matmul(moved, manipulation.transpose(m), precision="highest")
         return manipulation.moveaxis(manipulation.astype(out, x.dtype), -1, axis)
     idx = np.pad(np.arange(n), (before, after), mode=mode)
@@ -123,7 +124,6 @@ def _stat(x, mode, axis, keep):
     if mode == "mean":
         v = reductions.mean(x, axis=axis, keepdims=True)
     else:
-        from yax.numpy.statistics import median
         v = median(x, axis=axis, keepdims=True)
     if not dtypes.is_inexact(x.dtype):
         v = ufuncs.round(v)

@@ -12,8 +12,10 @@ import numpy as np
 
 from yax import errors, lax
 from yax.numpy import creation, manipulation, reductions, ufuncs
-from yax.numpy._breadth_util import arr
+from yax.numpy._breadth_util import arr, concrete
 from yax.numpy._promote import promote_dtypes, promote_dtypes_inexact
+from yax.numpy.construction import vander
+from yax.numpy.linalg import inv, lstsq
 
 __all__ = ["polyval", "polyadd", "polysub", "polymul", "polyder", "polyint", "polyfit",
            "convolve", "correlate", "poly", "trim_zeros", "polydiv"]
@@ -123,7 +125,6 @@ def poly(seq_of_zeros):
 
 def trim_zeros(filt, trim: str = "fb"):
     """Strip leading ('f') and/or trailing ('b') zeros (needs a concrete array)."""
-    from yax.numpy._breadth_util import concrete
     f = arr("trim_zeros", filt)
     v = concrete("trim_zeros", f, "the array")
     nz = np.nonzero(v != 0)[0]
@@ -140,8 +141,6 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
     `y` may be 2-D (one fit per column). full=True also returns residuals, rank, singular
     values and rcond; cov=True (or "unscaled") also returns the covariance of the coefficients.
     """
-    from yax.numpy.construction import vander
-    from yax.numpy.linalg import lstsq
     x, y = promote_dtypes_inexact(arr("polyfit", x), arr("polyfit", y))
     x, y = arr("polyfit", x), arr("polyfit", y)
     deg = int(deg)
@@ -172,7 +171,6 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
 
 def _polyfit_cov(lhs, scale, resids, n: int, order: int, y_ndim: int, cov):
     """inv(A^T A) of the scaled Vandermonde matrix, unscaled, times residual / (n - order)."""
-    from yax.numpy.linalg import inv
     base = inv(lhs.T @ lhs) / (scale[:, None] * scale[None, :])
     if cov == "unscaled":
         fac = creation.ones((1,), base.dtype)

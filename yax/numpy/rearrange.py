@@ -15,7 +15,10 @@ import numpy as np
 from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import creation, manipulation, reductions, ufuncs
-from yax.numpy._breadth_util import arr, canon_axis, concrete, index_dtype, is_traced
+from yax.numpy._breadth_util import arr, canon_axis, concrete, index_dtype, is_traced, need_size
+from yax.numpy._promote import promote_dtypes
+from yax.numpy.indexing import take
+from yax.numpy.setops import nonzero
 
 __all__ = ["tile", "repeat", "roll", "rot90", "append", "insert", "delete", "resize", "select",
            "piecewise", "ravel_multi_index", "unravel_index", "rollaxis", "extract", "compress",
@@ -40,7 +43,6 @@ def _repeat_static(a, counts: np.ndarray, axis: int):
     if np.any(counts < 0):
         raise ValueError("jnp.repeat: repeats may not be negative")
     idx = np.repeat(np.arange(a.shape[axis]), counts)
-    from yax.numpy.indexing import take
     return take(a, idx.astype(np.int32), axis=axis)
 
 
@@ -85,7 +87,6 @@ def _repeat_traced(a, repeats, axis: int, total: int):
     # element j of the output comes from the first input whose running end exceeds j
     src = reductions.sum(ends[None, :] <= pos[:, None], axis=1)
     src = ufuncs.minimum(src, n - 1)
-    from yax.numpy.indexing import take
     return take(a, src, axis=axis)
 
 
@@ -191,13 +192,11 @@ def delete(arr_, obj, axis: int | None = None, *, assume_unique_indices: bool = 
         a, axis = manipulation.ravel(a), 0
     axis = canon_axis("delete", axis, a.ndim)
     n = a.shape[axis]
-    from yax.numpy.indexing import take
     if is_traced(obj):
         if not assume_unique_indices:
             concrete("delete", obj, "the index `obj` (or pass assume_unique_indices=True)")
         obj = manipulation.ravel(obj)
         keep = creation.ones((n,), np.bool_).at[obj].set(False)
-        from yax.numpy.setops import nonzero
         (kept,) = nonzero(keep, size=n - obj.shape[0])
         return take(a, kept, axis=axis)
     idx = _static_positions("delete", obj, n)
@@ -243,7 +242,6 @@ def insert(arr_, obj, values, axis: int | None = None):
     perm = np.empty(n + numnew, np.int64)
     perm[np.nonzero(old_pos)[0]] = np.arange(n)
     perm[new_pos] = n + np.arange(numnew)
-    from yax.numpy.indexing import take
     return take(manipulation.concatenate([a, v], axis=axis), perm.astype(np.int32), axis=axis)
 
 
@@ -269,7 +267,6 @@ def select(condlist, choicelist, default=0):
                          f"{len(condlist)} and {len(choicelist)}")
     if not condlist:
         raise ValueError("jnp.select: condlist must be non-empty")
-    from yax.numpy._promote import promote_dtypes
     *choices, default = promote_dtypes(*choicelist, default)
     out = default
     for cond, choice in zip(reversed(condlist), reversed(choices), strict=True):
@@ -366,11 +363,9 @@ def unravel_index(indices, shape):
 def extract(condition, arr_, *, size: int | None = None, fill_value=0):
     """The elements of the flattened `arr` where `condition` is true (needs `size=` under
     jit)."""
-    from yax.numpy.setops import nonzero
     a = manipulation.ravel(arr("extract", arr_))
     cond = manipulation.ravel(arr("extract", condition))
     if size is None:
-        from yax.numpy._breadth_util import need_size
         need_size("extract", cond)
     (idx,) = nonzero(cond, size=size, fill_value=-1)
     vals = a[ufuncs.maximum(idx, 0)] if a.shape[0] else creation.zeros(idx.shape, a.dtype)
@@ -383,14 +378,12 @@ def extract(condition, arr_, *, size: int | None = None, fill_value=0):
 def compress(condition, a, axis: int | None = None, *, size: int | None = None,
              fill_value=0):
     """The slices of `a` along `axis` where the 1-D `condition` is true."""
-    from yax.numpy.setops import nonzero
     a = arr("compress", a)
     if axis is None:
         a, axis = manipulation.ravel(a), 0
     axis = canon_axis("compress", axis, a.ndim)
     cond = manipulation.ravel(arr("compress", condition))[:a.shape[axis]]
     (idx,) = nonzero(cond, size=size, fill_value=-1)
-    from yax.numpy.indexing import take
     out = take(a, ufuncs.maximum(idx, 0), axis=axis)
     if size is None:
         return out
@@ -440,7 +433,6 @@ def choose(a, choices, out=None, mode: str = "raise"):
     if out is not None:
         raise ValueError("jnp.choose: the `out` argument is not supported")
     idx = arr("choose", a)
-    from yax.numpy._promote import promote_dtypes
     chs = [arr("choose", c) for c in promote_dtypes(*choices)]
     n = len(chs)
     if mode == "raise":

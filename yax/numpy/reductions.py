@@ -16,7 +16,7 @@ import numpy as np
 from yax import errors, lax
 from yax.core import dtypes
 from yax.core.trace import Tracer, bind
-from yax.numpy import ufuncs
+from yax.numpy import manipulation, ufuncs
 from yax.numpy._promote import (
     INEXACT_DTYPES,
     broadcast_shapes,
@@ -25,7 +25,8 @@ from yax.numpy._promote import (
     shape_of,
     to_operand,
 )
-from yax.numpy.creation import asarray
+from yax.numpy.creation import asarray, full, full_like
+from yax.numpy.manipulation import broadcast_to, expand_dims, ravel, reshape
 from yax.runtime.array import Array
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "all", "any",
@@ -58,7 +59,6 @@ def canonical_axes(name: str, axis, ndim: int) -> tuple:
 
 
 def _keepdims(x, shape, axes):
-    from yax.numpy.manipulation import reshape
     kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
     return reshape(x, kept)
 
@@ -90,7 +90,6 @@ def _apply_where(name, a, where, fill):
     """Replace masked-out elements by the reduction's identity `fill`."""
     if where is None:
         return a
-    from yax.numpy.manipulation import broadcast_to
     shape = broadcast_shapes(shape_of(a), shape_of(where), name=name)
     a = broadcast_to(a, shape)
     return ufuncs.where(where, a, lax.convert_element_type(fill, a.dtype))
@@ -160,7 +159,6 @@ def _extremum(name, lax_fn, combine, a, axis, out, keepdims, initial, where):
         why = "a `where` mask" if where is not None and not empty else "a zero-size array"
         raise ValueError(f"{name}: reduction of {why} has no identity; pass `initial=`")
     if empty:
-        from yax.numpy.creation import full
         shape = tuple(1 if i in axes else d for i, d in enumerate(a.shape)) if keepdims else \
             tuple(d for i, d in enumerate(a.shape) if i not in axes)
         return full(shape, initial, a.dtype)
@@ -221,7 +219,6 @@ def _count(a, axes, where, keepdims):
     """The number of elements averaged over (a Python int, or an array under `where`)."""
     if where is None:
         return int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
-    from yax.numpy.manipulation import broadcast_to
     mask = broadcast_to(where, broadcast_shapes(shape_of(a), shape_of(where), name="mean"))
     return sum(mask, axis=axes, keepdims=keepdims)
 
@@ -281,7 +278,6 @@ def _arg(name, lax_fn, a, axis, out, keepdims):
     _check_out(name, out)
     a = _operand(name, a)
     if axis is None:
-        from yax.numpy.manipulation import ravel
         flat = ravel(a)
         if flat.shape[0] == 0:
             raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
@@ -308,7 +304,6 @@ def _cumulative(name, lax_fn, a, axis, dtype, out, reverse=False):
     _check_out(name, out)
     a = _operand(name, a)
     if axis is None:
-        from yax.numpy.manipulation import ravel
         a, axis = ravel(a), 0
     (ax,) = canonical_axes(name, axis, a.ndim)
     if dtype is not None:
@@ -339,10 +334,8 @@ def _cumulative_include_initial(name, fn, x, axis, dtype, include_initial, ident
     result = fn(x, axis=axis, dtype=dtype)
     if not include_initial:
         return result
-    from yax.numpy import manipulation
     (ax,) = canonical_axes(name, axis, result.ndim)
     shape = tuple(1 if i == ax else d for i, d in enumerate(result.shape))
-    from yax.numpy.creation import full
     return manipulation.concatenate([full(shape, identity, result.dtype), result], axis=ax)
 
 
@@ -427,7 +420,6 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
         count = float(np.prod([a.shape[i] for i in axes], dtype=np.int64))
         if not returned:
             return avg
-        from yax.numpy.creation import full_like  # the count, shaped like the average (JAX)
         return avg, full_like(avg, count)
     a = _operand("average", a)
     w = _operand("average", weights)
@@ -435,11 +427,9 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
         if axis is None or w.ndim != 1:
             raise errors.ShapeError(f"average: weights of shape {w.shape} need the shape of "
                                     f"`a` {a.shape}, or be 1-D along a given axis")
-        from yax.numpy.manipulation import expand_dims
         (ax,) = canonical_axes("average", axis, a.ndim)
         w = expand_dims(w, tuple(i for i in range(a.ndim) if i != ax))
     a, w = promote_dtypes_inexact(a, w)
-    from yax.numpy.manipulation import broadcast_to
     wsum = sum(broadcast_to(w, a.shape), axis, keepdims=keepdims)
     avg = ufuncs.divide(sum(ufuncs.multiply(a, w), axis, keepdims=keepdims), wsum)
     return (avg, wsum) if returned else avg

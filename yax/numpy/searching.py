@@ -16,6 +16,7 @@ from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import creation, manipulation, reductions, sorting, ufuncs
 from yax.numpy._breadth_util import arr, canon_axis, index_dtype
+from yax.numpy._promote import promote_dtypes
 
 __all__ = ["searchsorted", "digitize", "lexsort", "partition", "argpartition", "sort_complex"]
 
@@ -69,7 +70,6 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan")
         raise ValueError(f"jnp.searchsorted: side must be 'left' or 'right', got {side!r}")
     if method not in ("scan", "scan_unrolled", "sort", "compare_all"):
         raise ValueError(f"jnp.searchsorted: unknown method {method!r}")
-    from yax.numpy._promote import promote_dtypes
     a, v = promote_dtypes(arr("searchsorted", a), arr("searchsorted", v))
     a, v = arr("searchsorted", a), arr("searchsorted", v)
     if a.ndim != 1:

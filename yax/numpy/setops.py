@@ -20,7 +20,9 @@ import numpy as np
 from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import creation, manipulation, reductions, ufuncs
-from yax.numpy._breadth_util import arr, index_dtype, need_size
+from yax.numpy._breadth_util import arr, canon_axis, index_dtype, need_size
+from yax.numpy._promote import promote_dtypes
+from yax.numpy.searching import searchsorted
 
 __all__ = ["nonzero", "argwhere", "flatnonzero", "where", "bincount", "unique",
            "unique_values", "unique_counts", "unique_inverse", "unique_all", "union1d",
@@ -245,7 +247,6 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False,
     if axis is None:
         mat, out_shape = manipulation.reshape(a, (a.size, 1)), None
     else:
-        from yax.numpy._breadth_util import canon_axis
         axis = canon_axis("unique", axis, a.ndim)
         moved = manipulation.moveaxis(a, axis, 0)
         mat = manipulation.reshape(moved, (moved.shape[0], -1)) if moved.shape[0] else \
@@ -321,7 +322,6 @@ def _set_result(name, values, valid, size, fill_value):
 
 def union1d(ar1, ar2, *, size: int | None = None, fill_value=None):
     """The sorted unique values found in either array (`size=` under jit)."""
-    from yax.numpy._promote import promote_dtypes
     a, b = promote_dtypes(_flat("union1d", ar1), _flat("union1d", ar2))
     both = manipulation.concatenate([a, b])
     valid = creation.ones(both.shape, np.bool_)
@@ -333,13 +333,11 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
     """The sorted unique values found in both arrays (`size=` under jit).
 
     With return_indices, also the indices of their first occurrences in each array."""
-    from yax.numpy._promote import promote_dtypes
     a, b = promote_dtypes(_flat("intersect1d", ar1), _flat("intersect1d", ar2))
     res = _set_result("intersect1d", a, isin(a, b), size, fill_value)
     values = res.values[:, 0]
     if not return_indices:
         return values
-    from yax.numpy.searching import searchsorted
     perm_b = lax.sort((b, lax.iota(index_dtype(), b.shape[0])), dimension=0, num_keys=1)
     pos = ufuncs.minimum(searchsorted(perm_b[0], values), max(b.shape[0] - 1, 0))
     ind2 = perm_b[1][pos]
@@ -353,7 +351,6 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
 def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
               fill_value=None):
     """The sorted unique values of `ar1` that are not in `ar2` (`size=` under jit)."""
-    from yax.numpy._promote import promote_dtypes
     a, b = promote_dtypes(_flat("setdiff1d", ar1), _flat("setdiff1d", ar2))
     keep = ufuncs.logical_not(isin(a, b))
     fill_value = 0 if fill_value is None else fill_value  # JAX's default here (not the min)
@@ -363,7 +360,6 @@ def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
 def setxor1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
              fill_value=None):
     """The sorted unique values found in exactly one of the arrays (`size=` under jit)."""
-    from yax.numpy._promote import promote_dtypes
     a, b = promote_dtypes(_flat("setxor1d", ar1), _flat("setxor1d", ar2))
     both = manipulation.concatenate([a, b])
     keep = ufuncs.logical_xor(isin(both, a), isin(both, b))
@@ -379,7 +375,6 @@ def isin(element, test_elements, assume_unique: bool = False, invert: bool = Fal
 
     method: 'compare_all' (all pairs), 'sort' (binary search in the sorted test elements) or
     'auto' (pairs when small)."""
-    from yax.numpy._promote import promote_dtypes
     e, t = promote_dtypes(arr("isin", element), _flat("isin", test_elements))
     if method not in ("auto", "compare_all", "sort", "binary_search"):
         raise ValueError(f"jnp.isin: unknown method {method!r}")
@@ -390,7 +385,6 @@ def isin(element, test_elements, assume_unique: bool = False, invert: bool = Fal
             method == "auto" and flat.shape[0] * t.shape[0] <= _COMPARE_ALL_LIMIT):
         found = reductions.any(flat[:, None] == t[None, :], axis=1)
     else:
-        from yax.numpy.searching import searchsorted
         st = lax.sort(t, dimension=0)
         pos = ufuncs.minimum(searchsorted(st, flat), t.shape[0] - 1)
         found = st[pos] == flat

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from yax import lax
+from yax.core import dtypes
 from yax.numpy._promote import to_operand
 
 __all__ = ["sort", "argsort"]
@@ -38,5 +39,4 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
 
 
 def lax_int_dtype():
-    from yax.core import dtypes
     return dtypes.canonicalize(dtypes.default_int())

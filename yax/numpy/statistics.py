@@ -18,6 +18,9 @@ from yax.core import dtypes
 from yax.numpy import creation, indexing, manipulation, reductions, sorting, ufuncs
 from yax.numpy._breadth_util import arr, index_dtype
 from yax.numpy._promote import promote_dtypes_inexact
+from yax.numpy.contractions import matmul
+from yax.numpy.reductions import canonical_axes
+from yax.numpy.searching import searchsorted
 
 __all__ = ["quantile", "percentile", "median", "nanquantile", "nanpercentile", "nanmedian",
            "nanvar", "nanstd", "nanargmax", "nanargmin", "nancumsum", "nancumprod",
@@ -31,7 +34,6 @@ _METHODS = ("linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf",
 
 def _to_last(a, axis):
     """Move the reduced axes of `a` to one last axis; also the shape for keepdims."""
-    from yax.numpy.reductions import canonical_axes
     axes = canonical_axes("quantile", axis, a.ndim)
     keep_shape = tuple(1 if i in axes else d for i, d in enumerate(a.shape))
     rest = [i for i in range(a.ndim) if i not in axes]
@@ -317,7 +319,6 @@ def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof=None, fweights=
 
 
 def _matmul(a, b):
-    from yax.numpy.contractions import matmul
     return matmul(a, b, precision="highest")
 
 
@@ -369,7 +370,6 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     edges = histogram_bin_edges(a, bins, range, weights)
     flat = manipulation.ravel(a)
     nb = edges.shape[0] - 1
-    from yax.numpy.searching import searchsorted
     idx = searchsorted(edges, flat, side="right")
     idx = ufuncs.where(flat == edges[-1], nb, idx)
     if weights is None:
@@ -393,7 +393,6 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     d = s.shape[1]
     bins_list = bins if isinstance(bins, (list, tuple)) else [bins] * d
     ranges = range if range is not None else [None] * d
-    from yax.numpy.searching import searchsorted
     edges, flat_idx, sizes = [], None, []
     for k in builtins.range(d):
         col = s[:, k]

@@ -13,7 +13,8 @@ from yax import lax
 from yax.core import dtypes
 from yax.core.trace import bind
 from yax.numpy import _promote
-from yax.numpy._promote import check_arraylike, promote_shapes
+from yax.numpy._promote import broadcast_shapes, check_arraylike, promote_shapes, shape_of
+from yax.transforms.custom_derivatives import custom_jvp
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "divmod",
@@ -657,7 +658,6 @@ def _sinc_at_zero_value(k: int, x):
 
 
 def _make_sinc_derivative_at_zero():
-    from yax.transforms.custom_derivatives import custom_jvp
     f = custom_jvp(_sinc_at_zero_value, nondiff_argnums=(0,))
 
     @f.defjvp
@@ -690,5 +690,4 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
 
 
 def _dtype_shape(a, b):
-    from yax.numpy._promote import broadcast_shapes, shape_of
     return np.empty(broadcast_shapes(shape_of(a), shape_of(b)), dtype=np.bool_)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from yax.interpreters.ad_util import Zero, add_tangents, instantiate
+from yax.interpreters.batching import axis_size_of, move_batch_axis, not_mapped
 from yax.primitives._lax import lax
 
 
@@ -70,7 +71,6 @@ def broadcast_batcher(prim):
     the primitive accepting rank-0 operands next to arrays in every position (clamp's operand,
     for one, does not: it has its own rule).
     """
-    from yax.interpreters.batching import axis_size_of, move_batch_axis, not_mapped
 
     def batch(args, dims, **params):
         size = axis_size_of(args, dims)

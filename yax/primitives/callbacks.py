@@ -28,7 +28,9 @@ from yax.core.primitive import Primitive
 from yax.core.trace import bind
 from yax.interpreters import mlir
 from yax.interpreters.batching import not_mapped
+from yax.interpreters.eager import array_from_numpy
 from yax.interpreters.mlir import hlo
+from yax.interpreters.staging import jaxpr_has_effects
 from yax.primitives._lax import lax
 
 callback_p = Primitive("callback", multiple_results=True)
@@ -147,7 +149,6 @@ def _callback_abstract_eval(*avals, callback, result_avals, effect, ordered, vma
 
 
 def _callback_impl(*arrays, callback, result_avals, effect, ordered, vmap_method):
-    from yax.interpreters.eager import array_from_numpy
     outs = callback.run([np.asarray(a) for a in arrays], result_avals, errors.user_location())
     return [array_from_numpy(o) for o in outs]
 
@@ -314,7 +315,6 @@ callback_p.batch = _callback_batch
 
 def check_no_effects(jaxpr, where: str) -> None:
     """Raise a clear error if `jaxpr` (or a sub-program of it) has a side effect."""
-    from yax.interpreters.staging import jaxpr_has_effects
     if jaxpr_has_effects(jaxpr):
         raise errors.EffectInWhileCondError(
             f"{where} contains a side effect (debug.print, debug.callback or io_callback). XLA "

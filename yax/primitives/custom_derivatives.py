@@ -24,17 +24,21 @@ import collections
 import numpy as np
 
 from yax import errors
+from yax.core.avals import aval_of_value
 from yax.core.dtypes import is_inexact
 from yax.core.primitive import Primitive
-from yax.core.trace import Tracer, bind
+from yax.core.trace import Tracer, bind, use_trace
 from yax.interpreters import lowering
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
 from yax.interpreters.batching import axis_size_of, batch_jaxpr, move_batch_axis, vmap_flat
+from yax.interpreters.eager import EVAL_TRACE
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.jvp import jvp_flat
+from yax.interpreters.partial_eval import PartialEvalTrace
 from yax.interpreters.rule_cache import cached
-from yax.interpreters.staging import closure_convert, trace_to_jaxpr
+from yax.interpreters.staging import StagingTracer, closure_convert, trace_to_jaxpr
 from yax.interpreters.transpose import is_undefined, transpose_jaxpr
+from yax.primitives.call import run_closed_jaxpr
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
@@ -48,7 +52,6 @@ def _call_abstract_eval(*avals, call_jaxpr, **_):
 
 
 def _call_impl(*arrays, call_jaxpr, **_):
-    from yax.primitives.call import run_closed_jaxpr
     return run_closed_jaxpr(call_jaxpr, arrays)
 
 
@@ -59,8 +62,6 @@ def _call_lower(ctx, *args, call_jaxpr, **_):
 def is_unknown_tangent(t) -> bool:
     """Whether `t` is an unknown of a linearize (partial evaluation) trace: reverse mode, where
     the linear map of a custom_vjp call is only ever transposed by `bwd`."""
-    from yax.interpreters.partial_eval import PartialEvalTrace
-    from yax.interpreters.staging import StagingTracer
     return isinstance(t, StagingTracer) and isinstance(t._trace, PartialEvalTrace)
 
 
@@ -194,7 +195,6 @@ def _custom_vjp_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
 
 
 def _aval(x):
-    from yax.core.avals import aval_of_value
     return getattr(x, "aval", None) or aval_of_value(x)
 
 
@@ -375,8 +375,6 @@ def _lin_eval(operands, params):
 
 
 def _lin_impl(*arrays, **params):
-    from yax.core.trace import use_trace
-    from yax.interpreters.eager import EVAL_TRACE
     with use_trace(EVAL_TRACE):
         return _lin_eval(arrays, params)
 

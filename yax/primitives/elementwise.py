@@ -17,6 +17,7 @@ from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
 from yax.interpreters.ad_util import Zero, instantiate
+from yax.interpreters.batching import axis_size_of, move_batch_axis
 from yax.interpreters.mlir import chlo, hlo
 from yax.interpreters.transpose import is_undefined
 from yax.primitives._ad_rules import broadcast_batcher, defjvp, linear_jvp, unbroadcast
@@ -657,7 +658,6 @@ defjvp(clamp_p,
 
 def _clamp_batch(args, dims):
     """Only the bounds may be rank 0 (x fixes the shape), so x always gets the batch axis."""
-    from yax.interpreters.batching import axis_size_of, move_batch_axis
     size = axis_size_of(args, dims)
     (lo, x, hi), (lo_dim, x_dim, hi_dim) = args, dims
     x = move_batch_axis(x, x_dim, 0, size)

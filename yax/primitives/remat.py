@@ -18,7 +18,7 @@ from yax.core.ir import ClosedJaxpr, Jaxpr, Var
 from yax.core.primitive import Primitive
 from yax.core.trace import bind, use_trace
 from yax.interpreters import lowering
-from yax.interpreters.ad_util import Zero
+from yax.interpreters.ad_util import Zero, tangent_aval
 from yax.interpreters.batching import axis_size_of, batch_jaxpr
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.jvp import jvp_jaxpr
@@ -32,6 +32,7 @@ from yax.interpreters.staging import (
     trace_to_jaxpr,
 )
 from yax.interpreters.transpose import is_undefined, transpose_jaxpr
+from yax.primitives.call import run_closed_jaxpr
 
 remat_p = Primitive("remat", multiple_results=True)
 
@@ -41,7 +42,6 @@ def _remat_abstract_eval(*avals, jaxpr, policy, prevent_cse):
 
 
 def _remat_impl(*arrays, jaxpr, policy, prevent_cse):
-    from yax.primitives.call import run_closed_jaxpr
     return run_closed_jaxpr(jaxpr, arrays)
 
 
@@ -67,7 +67,6 @@ def _remat_jvp(primals, tangents, *, jaxpr, policy, prevent_cse):
                        policy, prevent_cse)
     n = len(jaxpr.out_avals)
     it = iter(outs[n:])
-    from yax.interpreters.ad_util import tangent_aval
     return outs[:n], [next(it) if nz else Zero(tangent_aval(a))
                       for nz, a in zip(out_nonzero, jaxpr.out_avals, strict=True)]
 

@@ -13,6 +13,9 @@ from __future__ import annotations
 from yax import tree_util
 from yax.core.avals import ShapedArray
 from yax.core.primitive import Primitive
+from yax.interpreters import sharding_lowering as sl
+from yax.runtime import sharding_bridge, transfer
+from yax.runtime.array import Array
 from yax.sharding import NamedSharding, PartitionSpec, ShardingError, current_mesh
 
 __all__ = ["with_sharding_constraint"]
@@ -26,7 +29,6 @@ def _abstract_eval(x, *, sharding, mesh):
 def _lower(ctx, x, *, sharding, mesh):
     from jaxlib.mlir.dialects import sdy
 
-    from yax.interpreters import sharding_lowering as sl
     ndim = len(ctx.avals_in[0].shape)
     attr = sl.named_sharding_attr(ctx.module_ctx, sharding, ndim)
     return [sdy.ShardingConstraintOp(x, attr).result]
@@ -35,8 +37,6 @@ def _lower(ctx, x, *, sharding, mesh):
 def _impl(x, *, sharding, mesh):  # eager: a list of outputs, as process_primitive returns
     import numpy as np
 
-    from yax.runtime import sharding_bridge, transfer
-    from yax.runtime.array import Array
     if sharding_bridge.is_multi_device(x._buf) and sharding_bridge.sharding_of_array(x) == sharding:
         return [x]
     return [Array(transfer.device_put_sharded(np.asarray(x), sharding), x.aval)]

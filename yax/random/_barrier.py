@@ -12,10 +12,13 @@ tangent as well and its transpose is the identity on the cotangent.
 
 from __future__ import annotations
 
+from yax import lax
+from yax import numpy as jnp
 from yax.core.primitive import Primitive
 from yax.core.trace import bind
 from yax.interpreters.ad_util import Zero
 from yax.interpreters.mlir import hlo
+from yax.lax._util import as_operand
 
 optimization_barrier_p = Primitive("optimization_barrier")
 optimization_barrier_p.abstract_eval = lambda x: x
@@ -36,7 +39,6 @@ optimization_barrier_p.batch = lambda args, dims: ([bind(optimization_barrier_p,
 
 def optimization_barrier(x):
     """`x`, computed at run time: XLA does not fold or move computations across it."""
-    from yax.lax._util import as_operand
     return bind(optimization_barrier_p, as_operand(x))
 
 
@@ -47,8 +49,6 @@ def opaque(x, key):
     (XLA's CPU pipeline drops optimization barriers whose operand is a constant before folding,
     so the barrier alone does not stop `erf(2.0 / sqrt 2)` from being evaluated on the host.)
     """
-    from yax import lax
-    from yax import numpy as jnp
     word = lax.squeeze(lax.slice(key, (0,), (1,)), (0,))
     always = lax.ne(word, lax.bitwise_xor(word, 1))
     x = jnp.asarray(x)

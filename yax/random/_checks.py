@@ -11,8 +11,12 @@ import operator
 import numpy as np
 
 from yax import errors
+from yax import numpy as jnp
 from yax.core import dtypes
 from yax.core.trace import Tracer, current_trace
+from yax.interpreters import eager
+from yax.lax._util import canonical_scalar
+from yax.random.typed_keys import PRNGKeyArray
 from yax.runtime.array import Array
 
 
@@ -35,14 +39,12 @@ def _describe(x) -> str:
 def as_key(name: str, key, *, allow_batched: bool = False):
     """Check that `key` is a single uint32[2] key (or a batch of them), raw or typed (a
     `PRNGKeyArray`, which is unwrapped), and return its data as an Array or tracer."""
-    from yax.random.typed_keys import PRNGKeyArray
     if isinstance(key, PRNGKeyArray):
         key = key._data
     if not isinstance(key, (Array, Tracer)):
         if not isinstance(key, (np.ndarray, np.generic, list, tuple)):
             raise errors.DTypeError(
                 f"yax.random.{name}: expected a PRNG key, got {type(key).__name__}. {KEY_HINT}")
-        from yax import numpy as jnp
         key = jnp.asarray(np.asarray(key))
     aval = key.aval
     if aval.dtype != np.uint32:
@@ -164,7 +166,6 @@ def operand(name: str, x):
     with them takes jit's fast path. Under a transformation they stay Python scalars, i.e.
     literals of the staged program, as in jax (XLA may then fold constant subexpressions such
     as log(a - 1/3), and jax's draws under jit depend on that folding)."""
-    from yax.interpreters import eager
     if not dtypes.is_python_scalar(x):
         return x
     if isinstance(x, int) and not isinstance(x, bool):
@@ -175,5 +176,4 @@ def operand(name: str, x):
                 f"{info.dtype}; enable x64 mode or pass an array of a wider dtype.")
     if current_trace() is not eager.EVAL_TRACE:
         return x
-    from yax.lax._util import canonical_scalar
     return eager.to_array(canonical_scalar(x))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from yax import errors, lax
+from yax import numpy as jnp
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer
@@ -38,7 +39,6 @@ def _check_impl(name: str, impl) -> None:
 
 def _seed_from_numpy(name: str, value) -> Array:
     """The key of a concrete integer seed, computed on the host."""
-    from yax import numpy as jnp
     if dtypes.is_python_scalar(value):
         if not isinstance(value, int):
             raise errors.DTypeError(

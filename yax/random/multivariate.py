@@ -9,6 +9,7 @@ from __future__ import annotations
 from yax import errors
 from yax import numpy as jnp
 from yax.core import dtypes
+from yax.numpy import linalg
 from yax.random import _checks
 from yax.random._kernel import Kernel
 from yax.random.continuous import _normal
@@ -17,7 +18,6 @@ _METHODS = ("svd", "eigh", "cholesky")
 
 
 def _factor(cov, method: str):
-    from yax.numpy import linalg  # yax.numpy.linalg sits above yax.random's imports
     if method == "svd":
         u, s, _ = linalg.svd(cov)
         return u * jnp.sqrt(s[..., None, :])

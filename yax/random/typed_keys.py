@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from yax import numpy as jnp
 from yax import tree_util
+from yax.core.trace import Tracer
 
 IMPL_NAME = "threefry2x32"
 
@@ -116,7 +118,6 @@ class PRNGKeyArray:
     def reshape(self, *shape, order: str = "C"):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        from yax import numpy as jnp
         return PRNGKeyArray(jnp.reshape(self._data, (*shape, 2), order=order))
 
     def ravel(self):
@@ -125,13 +126,11 @@ class PRNGKeyArray:
     flatten = ravel
 
     def squeeze(self, axis=None):
-        from yax import numpy as jnp
         if axis is None:
             axis = tuple(i for i, d in enumerate(self.shape) if d == 1)
         return PRNGKeyArray(jnp.squeeze(self._data, axis))
 
     def transpose(self, *axes):
-        from yax import numpy as jnp
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         axes = axes or tuple(reversed(range(self.ndim)))
@@ -155,7 +154,6 @@ class PRNGKeyArray:
     __str__ = __repr__
 
     def __eq__(self, other):
-        from yax import numpy as jnp
         if not isinstance(other, PRNGKeyArray):
             return NotImplemented
         return jnp.all(self._data == other._data, axis=-1)
@@ -168,7 +166,6 @@ class PRNGKeyArray:
 
 
 def _is_tracer(x) -> bool:
-    from yax.core.trace import Tracer
     return isinstance(x, Tracer)
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from yax.runtime import transfer
+from yax.core import dtypes
+from yax.core.avals import ShapedArray
+from yax.runtime import backend, transfer
 
 # jaxlib hands Python objects released on its own threads to a queue that only Python's garbage
 # collector empties. yax allocates so few long-lived objects that the collector may never run,
@@ -204,7 +206,6 @@ class Shard:
 
 
 def _shards(array: Array, addressable_only: bool) -> list:
-    from yax.core.avals import ShapedArray
 
     buf = array.buffer
     index_of = array.sharding.devices_indices_map(array.shape)
@@ -227,9 +228,6 @@ def _shards(array: Array, addressable_only: bool) -> list:
 
 def _rebuild(value, weak_type):
     """Unpickling: the value back on the default device (narrowed to 32 bits when x64 is off)."""
-    from yax.core import dtypes
-    from yax.core.avals import ShapedArray
-    from yax.runtime import backend
 
     value = np.asarray(value)
     dt = dtypes.canonicalize(value.dtype, warn=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from yax import tree_util
 from yax.config import config
 from yax.runtime.array import Array
 from yax.runtime.transfer import sharding_of
@@ -98,7 +99,6 @@ def fastpath_data(exe, const_bufs: list, n_args: int, out_tree, out_avals) -> Fa
     `out_tree` is yax's output treedef; outputs whose structure jaxlib's registry cannot
     express (custom nodes) keep the Python path.
     """
-    from yax import tree_util
 
     placeholders = [Array(_SLOT, a) for a in out_avals]
     try:

@@ -14,6 +14,7 @@ import threading
 from jaxlib import xla_client as _xc
 
 from yax.runtime import backend, compilation_cache
+from yax.runtime.sharding_bridge import device_assignment, from_hlo
 
 stats = {"compiles": 0, "cache_loads": 0}
 
@@ -163,7 +164,6 @@ class Executable:
 def _compiled_shardings(exe, in_avals, out_avals, devices, mesh, out_shardings):
     """The shardings XLA settled on for parameters and results, as yax shardings (an output's
     requested sharding wins where one was given)."""
-    from yax.runtime.sharding_bridge import from_hlo
 
     def convert(protos, avals):
         out = []
@@ -253,7 +253,6 @@ def _declares_mesh(module) -> bool:
 def _compile_options(devices, spmd: bool = False):
     """`spmd`: the module carries Shardy annotations (a mesh), so it goes through the SPMD
     partitioner even on one device (which also removes Shardy's custom calls)."""
-    from yax.runtime.sharding_bridge import device_assignment
     options = _xc.CompileOptions()
     if devices is not None and (len(devices) > 1 or spmd):
         options.num_replicas = 1

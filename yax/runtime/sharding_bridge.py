@@ -13,6 +13,7 @@ import jax
 import numpy as np
 from jaxlib import xla_client as _xc
 
+from yax.runtime.transfer import sharding_of
 from yax.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
 from yax.sharding.partition_spec import UNCONSTRAINED
 
@@ -30,7 +31,6 @@ def _jax_spec(spec: PartitionSpec):
 def to_jax(sharding):
     """The jaxlib-level sharding of a yax sharding."""
     if isinstance(sharding, SingleDeviceSharding):
-        from yax.runtime.transfer import sharding_of
         return sharding_of(next(iter(sharding.device_set)))
     if isinstance(sharding, NamedSharding):
         return jax.sharding.NamedSharding(_jax_mesh(sharding.mesh), _jax_spec(sharding.spec))

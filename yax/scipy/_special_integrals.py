@@ -13,7 +13,7 @@ import numpy as np
 import yax.numpy as jnp
 from yax import lax
 from yax.primitives.special import iterate_while_active
-from yax.scipy._special_gamma import _promoted
+from yax.scipy._special_gamma import _bernoulli_numbers, _promoted
 from yax.transforms.custom_derivatives import custom_jvp
 
 __all__ = ["erfcx", "expi", "exp1", "expn", "dawsn", "sici", "fresnel", "spence", "owens_t"]
@@ -352,7 +352,6 @@ def fresnel(x, /):
 # --- Spence's function (the dilogarithm) ---------------------------------------------------------
 
 def _li2_coefficients(terms: int) -> list[float]:
-    from yax.scipy._special_gamma import _bernoulli_numbers
     b = _bernoulli_numbers(2 * terms)
     fact, out = 1, []
     for k in range(1, terms + 1):

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
+import yax.numpy as jnp
 from yax import errors
 
 __all__ = ["stft", "istft", "csd", "welch"]
 
 
 def _jnp():
-    import yax.numpy as jnp
     return jnp
 
 

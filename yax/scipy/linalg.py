@@ -9,6 +9,7 @@ and vmap. `overwrite_*` and `check_finite` are accepted for compatibility and ig
 
 from __future__ import annotations
 
+import yax.numpy as jnp
 from yax import errors, lax
 from yax.lax import linalg as lax_linalg
 from yax.numpy import linalg as jnp_linalg
@@ -219,7 +220,6 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = MAX_SQUARING
     loop runs `max_squarings` masked steps so that it is reverse-differentiable and batchable.
     """
     del upper_triangular
-    import yax.numpy as jnp
 
     a = as_matrix("expm", A, square=True)
     norm1 = lax.stop_gradient(jnp.linalg.norm(a, 1, axis=(-2, -1)))

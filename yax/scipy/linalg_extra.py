@@ -16,7 +16,11 @@ import operator
 
 import numpy as np
 
+import yax.numpy as jnp
 from yax import errors
+from yax.core.trace import bind
+from yax.numpy.linalg._util import as_matrix
+from yax.primitives.linalg.schur import hessenberg_p, schur_p
 
 __all__ = ["block_diag", "toeplitz", "circulant", "hankel", "companion", "hilbert", "pascal",
            "dft", "hadamard", "helmert", "leslie", "fiedler", "convolution_matrix", "polar",
@@ -26,7 +30,6 @@ __all__ = ["block_diag", "toeplitz", "circulant", "hankel", "companion", "hilber
 
 
 def _jnp():
-    import yax.numpy as jnp
     return jnp
 
 
@@ -315,9 +318,6 @@ def schur(a, output: str = "real"):
     Returns:
       (t, z). Not differentiable (as in JAX).
     """
-    from yax.core.trace import bind
-    from yax.numpy.linalg._util import as_matrix
-    from yax.primitives.linalg.schur import schur_p
     jnp = _jnp()
     if output not in ("real", "complex"):
         raise errors.InvalidArgumentError(f"schur: output must be 'real' or 'complex', got "
@@ -360,9 +360,6 @@ def rsf2csf(T, Z, check_finite: bool = True):
 def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """The upper Hessenberg form h = q^H a q (CPU; LAPACK gehrd), and q when calc_q."""
     del overwrite_a, check_finite
-    from yax.core.trace import bind
-    from yax.numpy.linalg._util import as_matrix
-    from yax.primitives.linalg.schur import hessenberg_p
     jnp = _jnp()
     a = as_matrix("hessenberg", a, square=True)
     packed, taus = bind(hessenberg_p, a)

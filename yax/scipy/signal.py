@@ -22,6 +22,7 @@ from yax.numpy import fft as _fft
 from yax.numpy._promote import promote_dtypes_inexact
 from yax.numpy.contractions import matmul
 from yax.numpy.creation import arange, asarray
+from yax.numpy.manipulation import moveaxis
 from yax.numpy.ufuncs import conjugate, imag, real
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend",
@@ -230,7 +231,6 @@ def detrend(data, axis: int = -1, type: str = "linear", bp=0, overwrite_data=Non
     if np.ndim(bp) != 0 or bp != 0:
         raise errors.InvalidArgumentError(
             "detrend: break points (bp) are not supported; detrend each segment separately")
-    from yax.numpy.manipulation import moveaxis
     x = moveaxis(data, axis, -1)
     n = x.shape[-1]
     t = arange(n, dtype=x.real.dtype) - (n - 1) / 2.0

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import enum
 
+from yax import tree_util
+from yax.core.trace import Tracer
 from yax.sharding.mesh import _current, current_mesh
+from yax.sharding.named import NamedSharding
+from yax.sharding.partition_spec import PartitionSpec
 
 
 class AxisType(enum.Enum):
@@ -49,11 +53,7 @@ def reshard(x, sharding):
     """Place `x` (a pytree) as `sharding` says: a copy for concrete Arrays
     (`yax.device_put`), a sharding constraint for traced values (`lax.with_sharding_constraint`).
     A bare PartitionSpec uses the current mesh."""
-    from yax import tree_util
-    from yax.core.trace import Tracer
     from yax.primitives.sharding_constraint import with_sharding_constraint
-    from yax.sharding.named import NamedSharding
-    from yax.sharding.partition_spec import PartitionSpec
     from yax.transforms.api import device_put
 
     if isinstance(sharding, PartitionSpec):

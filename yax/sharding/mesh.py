@@ -13,6 +13,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from yax.runtime import backend
+
 _current: contextvars.ContextVar = contextvars.ContextVar("yax_mesh", default=None)
 
 
@@ -84,7 +86,6 @@ class Mesh:
 
     @property
     def local_devices(self) -> list:
-        from yax.runtime import backend
         here = backend.process_index()
         return [d for d in self.devices.flat if getattr(d, "process_index", 0) == here]
 
@@ -149,7 +150,6 @@ def make_mesh(axis_shapes, axis_names, *, devices=None, axis_types=None) -> Mesh
     Example:
       >>> mesh = yax.make_mesh((4, 2), ("data", "model"))   # needs 8 devices
     """
-    from yax.runtime import backend
     axis_shapes = tuple(int(s) for s in axis_shapes)
     if isinstance(axis_names, str):
         axis_names = (axis_names,)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from yax.runtime import backend
 from yax.sharding.mesh import Mesh
 from yax.sharding.partition_spec import UNCONSTRAINED, PartitionSpec
 
@@ -29,7 +30,6 @@ class Sharding:
 
     @property
     def addressable_devices(self) -> set:
-        from yax.runtime import backend
         here = backend.process_index()
         return {d for d in self.device_set if getattr(d, "process_index", 0) == here}
 

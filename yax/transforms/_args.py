@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from yax import errors
+from yax import errors, tree_util
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.trace import Tracer
@@ -31,7 +31,6 @@ def leaf_aval(x, path: str = "") -> ShapedArray:
 def non_array_argument_error(fun, args, kwargs, static_pos) -> TypeError:
     """The error for a jit argument leaf that is not an array, naming its pytree path as the
     user wrote it (`d['name']`, `args[1][0]`) and the fix."""
-    from yax import tree_util
     try:
         import inspect
         params = [p.name for p in inspect.signature(fun).parameters.values()

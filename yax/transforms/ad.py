@@ -28,8 +28,11 @@ from yax.interpreters.transpose import (
     compiled_backward_pass,
     jaxpr_structure_key,
 )
+from yax.lax.ad_control import stop_gradient
+from yax.lax.elementwise import _convert_keep_weak
 from yax.runtime.array import Array
 from yax.transforms._args import canonical_leaf, normalize_argnums
+from yax.transforms.jit import jit
 
 
 def _aval(x) -> ShapedArray:
@@ -229,7 +232,6 @@ def _tape_outputs(outs, tape_jaxpr, tape, structure, primals) -> list:
     if structure is None:
         tape.evaluate()
         return [o.value if isinstance(o, TapeTracer) else o for o in outs]
-    from yax.transforms.jit import jit
 
     key = ("forward", structure, config.trace_state())
     n_consts = len(tape_jaxpr.consts)
@@ -278,7 +280,6 @@ class _CompiledTapeVJP:
 
     def __init__(self, jaxpr, n_consts: int, primal_avals: list, present: tuple,
                  with_outputs: bool = False):
-        from yax.transforms.jit import jit
 
         self.primal_avals = primal_avals
         self.zero_mask: list[bool] = []
@@ -370,7 +371,6 @@ def vjp(fun, *primals, has_aux: bool = False):
             out_box.append(tree)
             aux_leaves, aux_tree = tree_util.tree_flatten(out[1])
             aux_box.append((aux_tree, len(aux_leaves)))
-            from yax.lax.ad_control import stop_gradient
             return leaves + [stop_gradient(canonical_leaf(a)) for a in aux_leaves]
     p_out, pullback = _vjp_flat(flat, p_leaves)
     if has_aux:
@@ -410,7 +410,6 @@ def _weak_like(ct, primal_aval):
     aval = _aval(ct)
     if aval.weak_type == primal_aval.weak_type or aval.dtype != primal_aval.dtype:
         return ct
-    from yax.lax.elementwise import _convert_keep_weak
     return _convert_keep_weak(ct, aval.dtype, primal_aval.weak_type)
 
 

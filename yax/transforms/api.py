@@ -8,10 +8,16 @@ import contextlib
 import numpy as np
 
 from yax import tree_util
+from yax.config import config
+from yax.core import dtypes
+from yax.core.avals import ShapedArray
 from yax.core.trace import Tracer
-from yax.interpreters import eager
+from yax.interpreters import eager, rule_cache
+from yax.primitives import call
 from yax.runtime import backend as _backend
+from yax.runtime import executable, transfer
 from yax.runtime.array import Array
+from yax.transforms.jit import jit
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
@@ -72,9 +78,6 @@ def _put_leaf(leaf, target):
 
 
 def _put_sharded(leaf, sharding, weak: bool) -> Array:
-    from yax.core import dtypes
-    from yax.core.avals import ShapedArray
-    from yax.runtime import transfer
     if type(leaf) is Array and leaf.sharding == sharding:
         out = Array(leaf._buf, leaf.aval)
     else:
@@ -157,7 +160,6 @@ def default_backend() -> str:
 
 def eval_shape(fun, *args, **kwargs):
     """The output avals (shape, dtype) of `fun(*args)` without running it."""
-    from yax.transforms.jit import jit
     return jit(fun).eval_shape(*args, **kwargs)
 
 
@@ -168,9 +170,6 @@ def clear_caches() -> None:
     executable cache, the transformation-rule cache and the compile-level caches. The persistent
     compilation cache on disk (`config.compilation_cache_dir`) is left as it is.
     """
-    from yax.interpreters import rule_cache
-    from yax.primitives import call
-    from yax.runtime import executable
     from yax.transforms import jit
 
     jit.clear_all()
@@ -188,7 +187,6 @@ def disable_jit(disable: bool = True):
       >>> with yax.disable_jit():
       ...     f(x)  # print() inside f shows concrete values
     """
-    from yax.config import config
 
     old = config.disable_jit
     config.update("disable_jit", bool(disable))

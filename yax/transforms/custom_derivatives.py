@@ -36,6 +36,7 @@ from yax.interpreters.jvp import JVPTrace, JVPTracer
 from yax.interpreters.partial_eval import PartialEvalTrace, TapeNotApplicable, TapeTrace
 from yax.interpreters.staging import StagingTrace, closure_convert, trace_to_jaxpr
 from yax.lax._util import as_operand, describe_function
+from yax.lax.elementwise import convert_element_type
 from yax.primitives.custom_derivatives import (
     JVPRule,
     VJPRule,
@@ -436,7 +437,6 @@ def _fit(x, shape, dtype, what: str):
             raise errors.CustomDerivativeError(
                 f"{what} has dtype {aval.dtype} but {np.dtype(dtype)} was expected; cast it with "
                 f".astype({np.dtype(dtype).name})")
-        from yax.lax.elementwise import convert_element_type
         x = convert_element_type(x, dtype)
     return x
 

@@ -8,7 +8,10 @@ import contextlib
 from yax import tree_util
 from yax.core.avals import aval_of_value
 from yax.core.trace import use_trace
+from yax.interpreters.eager import EVAL_TRACE
+from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import name_scope, trace_to_jaxpr
+from yax.transforms.custom_derivatives import custom_vjp
 
 
 def typeof(x):
@@ -29,7 +32,6 @@ def custom_gradient(fun):
       ... def f(x):
       ...     return x ** 2, lambda g: (g * 10 * x,)
     """
-    from yax.transforms.custom_derivatives import custom_vjp
 
     @custom_vjp
     def wrapped(*args):
@@ -52,7 +54,6 @@ def closure_convert(fun, *example_args):
     Returns `(converted, consts)`: `converted(*args, *consts)` equals `fun(*args)` for arguments
     shaped like `example_args`. Useful for custom_vjp rules, whose residuals must be arguments.
     """
-    from yax.interpreters.eval_jaxpr import eval_jaxpr
     leaves, in_tree = tree_util.tree_flatten(example_args)
     out_tree_box = []
 
@@ -77,7 +78,6 @@ def ensure_compile_time_eval():
     """Inside this context, operations on concrete values run eagerly even while a function is
     being traced by `jit` (so `jnp.sin(3.0)` is a concrete Array usable in Python control flow).
     Operations on traced values inside it are an error (move them out of the context)."""
-    from yax.interpreters.eager import EVAL_TRACE
     with use_trace(EVAL_TRACE):
         yield
 

@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from yax import tree_util
+from yax import errors, tree_util
 from yax.core.avals import aval_of_value
 from yax.interpreters import eager
 from yax.transforms._args import canonical_leaf, normalize_argnums
@@ -77,7 +77,6 @@ def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
 
 def _aux_pair(value, who: str):
     if not (isinstance(value, (tuple, list)) and len(value) == 2):
-        from yax import errors
         raise errors.YaxError(f"{who}(has_aux=True): the function must return a pair (output, "
                               f"aux), got {type(value).__name__}")
     return value

@@ -36,6 +36,7 @@ from yax.primitives.call import pjit_p
 from yax.runtime import backend, dispatch, executable, sharding_bridge
 from yax.runtime.array import Array
 from yax.runtime.lru import LRUCache
+from yax.runtime.transfer import sharding_of
 from yax.transforms import jit_sharding
 from yax.transforms._args import (
     check_hashable_static,
@@ -763,7 +764,6 @@ def _hashable_or_id(x):
 
 
 def transfer_sharding(device):
-    from yax.runtime.transfer import sharding_of
     return sharding_of(device)
 
 

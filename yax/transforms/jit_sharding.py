@@ -13,6 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from yax import tree_util
+from yax.interpreters import lowering
+from yax.interpreters import sharding_lowering as sl
+from yax.runtime import sharding_bridge, transfer
+from yax.runtime.array import Array
+from yax.runtime.sharding_bridge import is_multi_device
 from yax.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, ShardingError
 from yax.sharding import current_mesh as _current_mesh
 from yax.sharding.named import SingleDeviceSharding
@@ -126,7 +131,6 @@ def annotate(mctx, placement: Placement, n_consts: int, in_avals, out_avals) -> 
     """`sdy.sharding` on main's parameters (consts replicated) and requested results."""
     from jaxlib.mlir import ir
 
-    from yax.interpreters import sharding_lowering as sl
     main = next(op for op in mctx.module.body.operations
                 if getattr(op, "sym_name", None) is not None and op.sym_name.value == "main")
     replicated = NamedSharding(placement.mesh, PartitionSpec())
@@ -148,7 +152,6 @@ class ArgumentPlacer:
     those placed differently (memoised per jax sharding object)."""
 
     def __init__(self, exe_in_shardings):
-        from yax.runtime import sharding_bridge
         self._bridge = sharding_bridge
         self.want = list(exe_in_shardings)
         self._ok: list[dict] = [{} for _ in self.want]
@@ -164,7 +167,6 @@ class ArgumentPlacer:
             self._ok[i][js] = ok
         if ok:
             return buf
-        from yax.runtime import transfer
         return transfer.device_put_sharded(np.asarray(buf), self.want[i])
 
     def place_all(self, bufs, avals) -> list:
@@ -185,7 +187,6 @@ _has_mesh: dict = {}
 
 def needs_devices(jaxpr, arrays) -> bool:
     """Whether an eager application of a closed jaxpr must run on several devices."""
-    from yax.runtime.sharding_bridge import is_multi_device
     if any(is_multi_device(a._buf) for a in arrays):
         return True
     hit = _has_mesh.get(jaxpr)
@@ -197,9 +198,7 @@ def needs_devices(jaxpr, arrays) -> bool:
 def run_closed_sharded(jaxpr, arrays) -> list:
     """Run a const-free closed jaxpr as one SPMD program over its inputs' (and its equations'
     meshes') devices: the eager form of a jitted function applied under a transformation."""
-    from yax.interpreters import lowering
     from yax.runtime import backend, executable, sharding_bridge
-    from yax.runtime.array import Array
     jax_sh = tuple(a._buf.sharding if sharding_bridge.is_multi_device(a._buf) else None
                    for a in arrays)
     key = (jaxpr, jax_sh)

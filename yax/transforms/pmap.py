@@ -15,7 +15,10 @@ import itertools
 
 from yax import errors, tree_util
 from yax.core.avals import aval_of_value
+from yax.runtime import backend as rt_backend
 from yax.transforms._args import canonical_leaf, check_hashable_static, normalize_argnums
+from yax.transforms.api import eval_shape
+from yax.transforms.jit import jit
 from yax.transforms.vmap import _broadcast_prefix, _normalize_axis, _paths, vmap
 
 _fresh_names = itertools.count()
@@ -119,7 +122,6 @@ class PmapFunction:
         return sizes.pop(), dims
 
     def _mesh(self, size: int):
-        from yax.runtime import backend as rt_backend
         from yax.sharding import Mesh
         devices = self._devices
         if devices is None:
@@ -138,7 +140,6 @@ class PmapFunction:
 
     def _build(self, static, dyn_pos, dyn, in_axes, dims, mesh, nargs):
         from yax.sharding import NamedSharding, PartitionSpec
-        from yax.transforms.jit import jit
 
         fun, name = self._fun, self._name
 
@@ -158,7 +159,6 @@ class PmapFunction:
 
         in_shardings = tree_util.tree_unflatten(tree_util.tree_structure(dyn),
                                                 [sharded_along(d) for d in dims])
-        from yax.transforms.api import eval_shape
         out_shape = eval_shape(batched, *dyn)
         out_axes = _broadcast_prefix(self._out_axes, out_shape, "out_axes")
         out_leaves, out_tree = tree_util.tree_flatten(out_shape)

@@ -19,6 +19,7 @@ from yax.core.trace import current_trace, run_in_trace
 from yax.interpreters.partial_eval import linearize_flat
 from yax.interpreters.staging import StagingTrace, StagingTracer
 from yax.transforms._args import canonical_leaf
+from yax.transforms.checkpoint import checkpoint
 
 __all__ = ["Residual", "ResidualReport", "saved_residuals", "print_saved_residuals"]
 
@@ -119,7 +120,6 @@ def saved_residuals(f, *args, compare_checkpoint: bool = True) -> ResidualReport
         if hasattr(tree_util, "tree_flatten_with_path") else [f"[{i}]" for i in range(len(avals))]
     report = ResidualReport(_residuals(f, in_tree, avals, paths))
     if compare_checkpoint:
-        from yax.transforms.checkpoint import checkpoint
         report.checkpointed_bytes = ResidualReport(
             _residuals(checkpoint(f), in_tree, avals, paths)).total_bytes
     return report

@@ -13,6 +13,7 @@ import numpy as np
 
 from yax import errors
 from yax.core.trace import bind
+from yax.numpy._promote import promote_dtypes_inexact
 from yax.numpy.linalg._util import as_matrix
 from yax.primitives.linalg.eig import eig_p
 
@@ -235,5 +236,4 @@ def _companion_roots(jnp, p):
 
 
 def _inexact(jnp, *xs):
-    from yax.numpy._promote import promote_dtypes_inexact
     return promote_dtypes_inexact(*xs)

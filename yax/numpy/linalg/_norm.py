@@ -6,6 +6,7 @@ import numpy as np
 
 from yax import errors
 from yax.numpy._promote import check_arraylike, promote_dtypes_inexact, to_operand
+from yax.numpy.linalg._decomp import svd
 from yax.numpy.linalg._util import compiled_when_eager
 
 
@@ -57,7 +58,6 @@ def _matrix_norm(x, ord, axes, keepdims):
         red = jnp.max if ord == np.inf else jnp.min
         out = red(jnp.sum(jnp.abs(x), axis=c), axis=r - 1 if r > c else r)
     elif ord in (2, -2, "nuc"):
-        from yax.numpy.linalg._decomp import svd
         s = svd(jnp.moveaxis(x, (r, c), (-2, -1)), compute_uv=False)
         out = {2: lambda: jnp.max(s, axis=-1), -2: lambda: jnp.min(s, axis=-1),
                "nuc": lambda: jnp.sum(s, axis=-1)}[ord]()

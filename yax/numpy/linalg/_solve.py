@@ -13,7 +13,9 @@ import numpy as np
 
 from yax import errors, lax
 from yax.lax import linalg as lax_linalg
+from yax.numpy._promote import promote_dtypes_inexact, to_operand
 from yax.numpy.linalg._decomp import svd
+from yax.numpy.linalg._norm import norm
 from yax.numpy.linalg._util import (
     C,
     as_matrix,
@@ -177,7 +179,6 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     """
     del numpy_resid
     a = as_matrix("lstsq", a)
-    from yax.numpy._promote import promote_dtypes_inexact, to_operand
     a, b = promote_dtypes_inexact(a, to_operand(b))
     if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
         raise errors.ShapeError(f"lstsq: needs a (m, n) and b (m,) or (m, k) with equal m, got "
@@ -235,7 +236,6 @@ def matrix_rank(M, rtol=None, *, tol=None):
 def cond(x, p=None):
     """Condition number: s_max / s_min for p in (None, 2), s_min / s_max for -2, otherwise
     norm(x, p) * norm(inv(x), p)."""
-    from yax.numpy.linalg._norm import norm
 
     x = as_matrix("cond", x)
     if p in (None, 2, -2):

@@ -16,6 +16,7 @@ from yax.lax.linalg import broadcast_batch_dims
 from yax.numpy._promote import check_arraylike, promote_dtypes_inexact, to_operand
 from yax.primitives.linalg import _common as C
 from yax.runtime.array import Array
+from yax.transforms.jit import jit
 
 __all__ = ["as_matrix", "as_matrix_pair", "broadcast_batch_dims", "C", "compiled_when_eager"]
 
@@ -109,7 +110,6 @@ def compiled_when_eager(fun):
 
 def _jit_flat(fun, tree, n_leaves: int, dynamic: list, statics: list):
     """`jit` of `fun` taking only the Array leaves, positionally (the jit fast path)."""
-    from yax.transforms.jit import jit
 
     template = [None] * n_leaves
     for i, _, value in statics:

@@ -29,6 +29,7 @@ from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.mlir import hlo
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.primitives._lax import lax
+from yax.primitives.callbacks import check_no_effects
 
 while_p = Primitive("while", multiple_results=True)
 
@@ -58,7 +59,6 @@ def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
     if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != dtypes.bool_:
         raise errors.DTypeError(f"while: cond must return one bool[] scalar, not "
                                 f"{_types_str(pred)}")
-    from yax.primitives.callbacks import check_no_effects  # effects are refused in a cond
     check_no_effects(cond_jaxpr, "the condition of while_loop (cond_fun)")
     if not _same_types(body_jaxpr.in_avals, bconsts + carry):
         raise errors.InputMismatchError(

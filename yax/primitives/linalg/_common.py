@@ -11,6 +11,7 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
+from yax.interpreters.batching import move_batch_axis
 from yax.primitives._lax import lax
 
 LAPACK_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
@@ -135,7 +136,6 @@ def scale_rows(x, s):
 def batch_leading(prim):
     """The vmap rule of a one-operand linalg primitive: the batch axis becomes a leading batch
     dim, which the routine handles itself."""
-    from yax.interpreters.batching import move_batch_axis
 
     def batch(args, dims, **params):
         x, = args

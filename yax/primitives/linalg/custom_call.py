@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from yax import errors
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.interpreters import mlir
 from yax.interpreters.mlir import hlo
+from yax.runtime.lapack import ensure_lapack_registered
 
 ir = mlir.ir
 
@@ -30,7 +32,6 @@ _PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
 
 def lapack_target(routine: str, dtype) -> str:
     """`lapack_<s|d|c|z><routine>_ffi` for `dtype` (registration is ensured as a side effect)."""
-    from yax.runtime.lapack import ensure_lapack_registered
 
     ensure_lapack_registered()
     return f"lapack_{_PREFIX[np.dtype(dtype)]}{routine}_ffi"
@@ -135,7 +136,6 @@ def is_cpu(ctx) -> bool:
 
 def gpu_unsupported(name: str):
     """The GPU lowering of routines with no native StableHLO op is not written yet."""
-    from yax import errors
 
     raise errors.NotImplementedRuleError(
         f"{name}: no GPU lowering yet (only cholesky and triangular_solve lower natively on GPU); "

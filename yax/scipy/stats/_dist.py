@@ -10,7 +10,8 @@ quantiles are mapped back by loc + scale * z.
 from __future__ import annotations
 
 import yax.numpy as jnp
-from yax.numpy._promote import promote_arrays_inexact
+from yax.interpreters.eager import to_array
+from yax.numpy._promote import check_arraylike, promote_arrays_inexact, promote_dtypes_inexact
 
 
 def promote(name: str, *args) -> list:
@@ -21,8 +22,6 @@ def promote(name: str, *args) -> list:
 
 def promote_dtypes(name: str, *args) -> list:
     """All arguments as arrays of one inexact dtype, shapes unchanged."""
-    from yax.interpreters.eager import to_array
-    from yax.numpy._promote import check_arraylike, promote_dtypes_inexact
     check_arraylike(name, *args)
     return [jnp.asarray(to_array(a) if type(a).__name__ == "TypedScalar" else a)
             for a in promote_dtypes_inexact(*args)]

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 import yax.numpy as jnp
-from yax import tree_util
+from yax import random, tree_util
 from yax.scipy import linalg, special
+from yax.scipy.stats import multivariate_normal
 
 __all__ = ["gaussian_kde"]
 
@@ -95,7 +96,6 @@ class gaussian_kde:
 
     def integrate_gaussian(self, mean, cov):
         """The integral of the estimate times the Gaussian density N(mean, cov)."""
-        from yax.scipy.stats import multivariate_normal
         mean = jnp.atleast_1d(jnp.asarray(mean, self.dataset.dtype))
         cov = jnp.atleast_2d(jnp.asarray(cov, self.dataset.dtype))
         dens = multivariate_normal.pdf(self.dataset.T, mean, cov + self.covariance)
@@ -103,7 +103,6 @@ class gaussian_kde:
 
     def integrate_kde(self, other):
         """The integral of the product of two estimates."""
-        from yax.scipy.stats import multivariate_normal
         cov = self.covariance + other.covariance
         diff = self.dataset.T[:, None, :] - other.dataset.T[None, :, :]
         dens = multivariate_normal.pdf(diff, jnp.zeros(self.d, self.dataset.dtype), cov)
@@ -114,7 +113,6 @@ class gaussian_kde:
 
     def resample(self, key, shape=()):
         """Draw samples (shape (d, *shape)): pick data points by weight, add kernel noise."""
-        from yax import random
         shape = tuple(shape) if not isinstance(shape, int) else (shape,)
         pick_key, noise_key = random.split(key)
         idx = random.choice(pick_key, self.n, shape=shape, p=self.weights)

@@ -7,9 +7,10 @@ against the floors of docs/design.md.
   above) saying why it cannot be at the top, and few of them in all;
 - `jax` itself is imported only in `yax/runtime/`.
 
-An edge is what an import statement names, plus the packages Python runs on the way: importing
-`yax.debug.nans` from `yax.transforms.jit` runs `yax/debug/__init__.py` first: `from yax.numpy import linalg` names `yax.numpy.linalg`,
-`from yax.numpy import zeros` names the package `yax.numpy` itself.
+An edge is what an import statement names (`from yax.numpy import linalg` names
+`yax.numpy.linalg`, `from yax.numpy import zeros` the package `yax.numpy` itself), plus the
+packages Python runs on the way: importing `yax.debug.nans` from `yax.transforms.jit` runs
+`yax/debug/__init__.py` first.
 """
 
 from __future__ import annotations

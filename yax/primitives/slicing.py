@@ -1,6 +1,7 @@
 """Slicing primitives: static slices, dynamic (traced-start) slices and updates, gather.
 
-The scatter family (scatter, scatter_add, ...) is in yax/primitives/scatter.py and re-exported here.
+The scatter family (scatter, scatter_add, ...) is in yax/primitives/scatter.py, with the two rules
+of these primitives that are scatters (gather's transpose, batched dynamic_update_slice).
 
 In NumPy terms:
     slice(x, start, limit, strides)        x[start_0:limit_0:stride_0, ...]
@@ -448,28 +449,11 @@ def _dynamic_update_slice_transpose(cts, x, update, *starts):
     return [ct_x, ct_update] + [None] * len(starts)
 
 
-def _dynamic_update_slice_batch(args, dims):
-    (x, update, *starts), (x_bdim, upd_bdim, *start_bdims) = args, dims
-    size = axis_size_of(args, dims)
-    x = move_batch_axis(x, x_bdim, 0, size)
-    update = move_batch_axis(update, upd_bdim, 0, size)
-    if all(d is None for d in start_bdims):
-        return [dynamic_update_slice_p.bind(x, update, _start_zero(starts), *starts)], [0]
-    # per-example starts: a scatter of one clamped window per example
-    n = len(starts)
-    dn = ScatterDimensionNumbers(update_window_dims=tuple(range(n)), inserted_window_dims=(),
-                                 scatter_dims_to_operand_dims=tuple(range(n)))
-    indices = _stack_starts(starts, start_bdims, size)
-    return scatter_p.batch([x, indices, update], [0, 0, 0], dimension_numbers=dn,
-                           indices_are_sorted=True, unique_indices=True, mode=_MODE.CLIP)
-
-
 _jvp_linear_in(dynamic_slice_p, (0,))
 dynamic_slice_p.transpose = _dynamic_slice_transpose
 dynamic_slice_p.batch = _dynamic_slice_batch
 _jvp_linear_in(dynamic_update_slice_p, (0, 1))
 dynamic_update_slice_p.transpose = _dynamic_update_slice_transpose
-dynamic_update_slice_p.batch = _dynamic_update_slice_batch
 
 
 # gather
@@ -481,23 +465,6 @@ def _gather_jvp(primals, tangents, **params):
     # windows that are filled take no value from the operand: their tangent is 0, not the fill
     fill = 0 if params["mode"] == _MODE.FILL_OR_DROP else None
     return [out], [gather_p.bind(x_dot, indices, **{**params, "fill_value": fill})]
-
-
-def _gather_transpose(cts, x, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
-                      unique_indices, mode, fill_value):
-    ct, = cts
-    dn = dimension_numbers
-    sdn = ScatterDimensionNumbers(
-        update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
-        scatter_dims_to_operand_dims=dn.start_index_map,
-        operand_batching_dims=dn.operand_batching_dims,
-        scatter_indices_batching_dims=dn.start_indices_batching_dims)
-    # XLA clamps the starts of an in-bounds-promised gather, so its transpose clamps them too
-    mode = _MODE.CLIP if mode == _MODE.PROMISE_IN_BOUNDS else mode
-    zeros = zeros_like_aval(x.aval.strip_weak_type())
-    return [scatter_add_p.bind(zeros, indices, ct, dimension_numbers=sdn,
-                               indices_are_sorted=indices_are_sorted,
-                               unique_indices=unique_indices, mode=mode), None]
 
 
 def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
@@ -528,17 +495,4 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
 
 
 gather_p.jvp = _gather_jvp
-gather_p.transpose = _gather_transpose
 gather_p.batch = _gather_batch
-
-
-# the scatter family, re-exported so `slicing.scatter_p` etc. keep working
-from yax.primitives.scatter import (  # noqa: E402,F401
-    SCATTER_TABLE,
-    scatter_add_p,
-    scatter_max_p,
-    scatter_min_p,
-    scatter_mul_p,
-    scatter_p,
-    scatter_primitives,
-)

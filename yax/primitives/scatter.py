@@ -23,6 +23,7 @@ from yax.interpreters.mlir import hlo
 from yax.interpreters.transpose import is_undefined
 from yax.primitives._checks import dtype_kind_check, same_dtypes
 from yax.primitives._lax import lax
+from yax.primitives.checkify_rules import checked_by, index_check
 from yax.primitives.slicing import (
     _MODE,
     GatherDimensionNumbers,
@@ -366,3 +367,17 @@ def _gather_transpose(cts, x, indices, *, dimension_numbers, slice_sizes, indice
 
 dynamic_update_slice_p.batch = _dynamic_update_slice_batch
 gather_p.transpose = _gather_transpose
+
+
+# checkify: the start indices of every update window must fit in the operand
+def _scatter_bounds(error, args, outs):
+    operand, updates = error.eqn.inputs[0].aval, error.eqn.inputs[2].aval
+    dn = error.eqn.params["dimension_numbers"]
+    sizes = _scatter_window_sizes(operand, updates, dn)
+    dims = list(dn.scatter_dims_to_operand_dims)
+    return index_check(error, dims, [operand.shape[d] - sizes[d] for d in dims],
+                       [operand.shape[d] for d in dims], args[1])
+
+
+for _prim in scatter_primitives.values():
+    _prim.checkify = checked_by(_scatter_bounds)

@@ -344,6 +344,7 @@ from yax.interpreters.ad_util import Zero, instantiate, zeros_like_aval  # noqa:
 from yax.interpreters.batching import axis_size_of, move_batch_axis  # noqa: E402
 from yax.interpreters.transpose import is_undefined  # noqa: E402
 from yax.primitives._lax import lax  # noqa: E402
+from yax.primitives.checkify_rules import checked_by, index_check  # noqa: E402
 
 _MODE = GatherScatterMode
 
@@ -496,3 +497,31 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
 
 gather_p.jvp = _gather_jvp
 gather_p.batch = _gather_batch
+
+
+# checkify: the start indices of every window must fit in the operand
+def _gather_bounds(error, args, outs):
+    operand, dn = error.eqn.inputs[0].aval, error.eqn.params["dimension_numbers"]
+    sizes, dims = error.eqn.params["slice_sizes"], list(dn.start_index_map)
+    return index_check(error, dims, [operand.shape[d] - sizes[d] for d in dims],
+                       [operand.shape[d] for d in dims], args[1])
+
+
+def _window_bounds(first_start: int, window):
+    def check(error, args, outs):
+        operand, starts = error.eqn.inputs[0].aval, args[first_start:]
+        if not starts:
+            return error
+        size = window(error.eqn)
+        stacked = lax.concatenate([lax.reshape(lax.convert_element_type(s, np.int32), (1,))
+                                   for s in starts], 0)
+        return index_check(error, list(range(operand.ndim)),
+                           [operand.shape[d] - size[d] for d in range(operand.ndim)],
+                           list(operand.shape), stacked)
+    return check
+
+
+gather_p.checkify = checked_by(_gather_bounds)
+dynamic_slice_p.checkify = checked_by(_window_bounds(1, lambda eqn: eqn.params["slice_sizes"]))
+dynamic_update_slice_p.checkify = checked_by(
+    _window_bounds(2, lambda eqn: eqn.inputs[1].aval.shape))

@@ -71,6 +71,22 @@ def test_typecheck_runs_under_checks_flag():
         check_jaxpr(jaxpr)
 
 
+def test_typecheck_checks_every_cond_branch():
+    """Branches sit in a tuple param: a malformed one must still be caught."""
+    from yax.core.ir import subjaxprs
+    from yax.core.typecheck import JaxprTypeError, check_jaxpr
+    jaxpr = yax.make_jaxpr(lambda p, x: lax.cond(p, lax.exp, lambda y: lax.sin(lax.cos(y)), x))(
+        True, np.ones(2, np.float32)).jaxpr
+    cond_eqn = next(e for e in jaxpr.eqns if e.primitive.name == "cond")
+    branches = list(subjaxprs(cond_eqn))
+    assert len(branches) == 2
+    check_jaxpr(jaxpr)
+    inner = branches[0].jaxpr.eqns[0].outvars[0]  # an intermediate: the cond's own type holds
+    inner.aval = inner.aval.update(shape=(3,))
+    with pytest.raises(JaxprTypeError):
+        check_jaxpr(jaxpr)
+
+
 def test_missing_rule_names_primitive_and_transformation():
     from yax.core.primitive import Primitive
     fake = Primitive("fake_op")

@@ -106,6 +106,22 @@ class ClosedJaxpr:
     __repr__ = __str__
 
 
+def subjaxprs(eqn: Eqn):
+    """Every sub-program an equation holds in its params (branches, loop bodies, jit bodies...):
+    each ClosedJaxpr or Jaxpr, found directly or inside (nested) tuples and lists, in param
+    order. This is the one place that knows where sub-programs sit."""
+    for value in eqn.params.values():
+        yield from _jaxprs_in(value)
+
+
+def _jaxprs_in(value):
+    if isinstance(value, (ClosedJaxpr, Jaxpr)):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _jaxprs_in(item)
+
+
 # --- pretty printing ---
 
 class _Namer:

@@ -6,11 +6,12 @@ output avals are what its primitive's abstract-eval rule gives for its input ava
 
 from __future__ import annotations
 
-from yax.core.ir import ClosedJaxpr, Jaxpr, Literal
+from yax.core.ir import Jaxpr, Literal, subjaxprs
 from yax.errors import JaxprTypeError  # noqa: F401  (re-exported)
 
 
 def check_jaxpr(jaxpr: Jaxpr) -> None:
+    """Raise JaxprTypeError where `jaxpr` (or a sub-program of it) is malformed."""
     defined = set()
 
     def define(v, where):
@@ -37,9 +38,8 @@ def check_jaxpr(jaxpr: Jaxpr) -> None:
         if [(e.shape, e.dtype) for e in expected] != [(g.shape, g.dtype) for g in got]:
             raise JaxprTypeError(f"{where}: outputs typed {[g.str_short() for g in got]} but the "
                                  f"rule gives {[e.str_short() for e in expected]}")
-        for p in eqn.params.values():
-            if isinstance(p, ClosedJaxpr):
-                check_jaxpr(p.jaxpr)
+        for sub in subjaxprs(eqn):  # every branch and body, tuples of branches included
+            check_jaxpr(getattr(sub, "jaxpr", sub))
         for v in eqn.outvars:
             define(v, where)
     for v in jaxpr.outvars:

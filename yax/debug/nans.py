@@ -13,9 +13,9 @@ import numpy as np
 from yax import errors
 from yax.config import config
 from yax.core import dtypes
-from yax.core.trace import bind, use_trace
+from yax.core.trace import use_trace
 from yax.interpreters.eager import EVAL_TRACE
-from yax.interpreters.eval_jaxpr import read_typed
+from yax.interpreters.eval_jaxpr import bind_eqn, eval_jaxpr
 
 
 def _bad(value: np.ndarray) -> str | None:
@@ -55,23 +55,9 @@ def check_jit_outputs(jaxpr, args, outs, name: str) -> None:
 
 def _rerun(jaxpr, consts, args) -> list:
     """Evaluate `jaxpr` eagerly, one primitive at a time, inlining jitted sub-functions."""
-    env = dict(zip(jaxpr.constvars, consts, strict=True))
-    env.update(zip(jaxpr.invars, args, strict=True))
-
-    def read(a):
-        return read_typed(a, env.__getitem__)
-    for eqn in jaxpr.eqns:
-        ins = [read(a) for a in eqn.inputs]
+    def on_eqn(eqn, ins):
         if eqn.primitive.name == "pjit":
             inner = eqn.params["jaxpr"]
-            outs = _rerun(inner.jaxpr, inner.consts, ins)
-        else:
-            previous = errors.replay_source[0]
-            errors.replay_source[0] = eqn.source or previous  # errors name the user's line
-            try:
-                outs = bind(eqn.primitive, *ins, **eqn.params)
-            finally:
-                errors.replay_source[0] = previous
-            outs = list(outs) if eqn.primitive.multiple_results else [outs]
-        env.update(zip(eqn.outvars, outs, strict=True))
-    return [read(v) for v in jaxpr.outvars]
+            return _rerun(inner.jaxpr, inner.consts, ins)
+        return bind_eqn(eqn, ins)  # eval_jaxpr sets the line errors name
+    return eval_jaxpr(jaxpr, consts, args, on_eqn=on_eqn)

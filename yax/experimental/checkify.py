@@ -17,12 +17,11 @@ import numpy as np
 
 from yax import errors, tree_util
 from yax.core.avals import aval_of_value
-from yax.core.primitive import Primitive
 from yax.core.trace import bind
 from yax.interpreters import checkify as _interp
-from yax.interpreters.batching import axis_size_of, move_batch_axis
 from yax.interpreters.staging import trace_to_jaxpr
-from yax.primitives.callbacks import HostCallback, _callback_lower
+from yax.primitives.checkify_rules import default_rule
+from yax.primitives.checks import check_p  # noqa: F401  (re-exported)
 
 user_checks = frozenset({"user"})
 nan_checks = frozenset({"nan"})
@@ -110,65 +109,12 @@ def checkify(fun, errors=user_checks):  # noqa: A002  (jax's name)
             return out_leaves
         closed = trace_to_jaxpr(flat, [aval_of_value(x) for x in leaves],
                                 name=getattr(fun, "__name__", "fun"))
-        table = _interp.Table(enabled)
+        table = _interp.Table(enabled, default_rule)
         outs, state = _interp.eval_checked(closed.jaxpr, closed.consts, leaves,
                                            _interp.initial_state(), table)
         err = Error(*state, tuple(table.messages))
         return err, tree_util.tree_unflatten(out_tree_box[0], outs)
     return wrapped
-
-
-# --- checkify.check: a user check, as a primitive -------------------------------------------------
-
-check_p = Primitive("check", multiple_results=True)
-check_p.abstract_eval = lambda pred, *args, msg: []
-check_p.has_effect = lambda params: True  # never dropped as dead code
-
-
-def _raise_if_false(pred, args, msg, location):
-    pred = np.asarray(pred)
-    if not pred.all():
-        if pred.ndim:
-            pos = int(np.argmax(~pred.reshape(-1)))
-            args = [np.broadcast_to(np.asarray(a), pred.shape).reshape(-1)[pos] for a in args]
-        raise errors.CheckifyError(msg.format(*[np.asarray(a).item() if np.ndim(a) == 0 else a
-                                                for a in args]), location)
-
-
-def _check_impl(pred, *args, msg):
-    _raise_if_false(np.asarray(pred), [np.asarray(a) for a in args], msg, None)
-    return []
-
-
-def _check_lower(ctx, pred, *args, msg):
-    """Outside `checkify` a check still works: a host check raises when the program runs."""
-    location = tuple(ctx.source) if ctx.source is not None else None
-
-    def run(p, *a):
-        _raise_if_false(p, a, msg, location)
-        return []
-    cb = HostCallback(run, "checkify.check", wrap_errors=False)
-    return _callback_lower(ctx, pred, *args, callback=cb, result_avals=(), effect="io",
-                           ordered=False, vmap_method=None)
-
-
-def _check_jvp(primals, tangents, *, msg):
-    bind(check_p, *primals, msg=msg)
-    return [], []
-
-
-def _check_batch(args, dims, *, msg):
-    size = axis_size_of(args, dims)
-    pred = move_batch_axis(args[0], dims[0], 0, size)
-    rest = [move_batch_axis(a, d, 0, size) for a, d in zip(args[1:], dims[1:])]
-    bind(check_p, pred, *rest, msg=msg)
-    return [], []
-
-
-check_p.impl = _check_impl
-check_p.lower = _check_lower
-check_p.jvp = _check_jvp
-check_p.batch = _check_batch
 
 
 def check(pred, msg: str, *fmt_args, **fmt_kwargs) -> None:

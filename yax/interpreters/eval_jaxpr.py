@@ -2,7 +2,9 @@
 
 This is how a staged program is re-run inside another transformation (jvp of a jitted function,
 transposition, batching of a sub-program): each equation is bound again, so the current trace
-applies its rules.
+applies its rules. It is also the one walk over a jaxpr's equations that other evaluators build
+on: `on_eqn(eqn, inputs) -> outputs` replaces the plain `bind` of each equation (checkify threads
+its error state this way; debug_nans re-runs jitted bodies op by op).
 """
 
 from __future__ import annotations
@@ -13,7 +15,19 @@ from yax.core.trace import bind
 from yax.errors import replay_source
 
 
-def eval_jaxpr(jaxpr: Jaxpr, consts, args) -> list:
+def bind_eqn(eqn, inputs) -> list:
+    """Apply `eqn`'s primitive to `inputs` under the current trace; always a list of outputs."""
+    outs = bind(eqn.primitive, *inputs, **eqn.params)
+    return list(outs) if eqn.primitive.multiple_results else [outs]
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts, args, *, on_eqn=None) -> list:
+    """Run `jaxpr` on `consts` and `args`; returns its outputs.
+
+    Args:
+      on_eqn: optional `(eqn, inputs) -> list of outputs`, called for every equation in place of
+        binding it (default: `bind_eqn`). Errors raised while it runs name the equation's line.
+    """
     env: dict = {}
     for v, x in zip(jaxpr.constvars, consts, strict=True):
         env[v] = x
@@ -27,9 +41,13 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, args) -> list:
     try:
         for eqn in jaxpr.eqns:
             replay_source[0] = eqn.source or previous  # re-staged equations keep their line
-            outs = bind(eqn.primitive, *(read_typed(a, read) for a in eqn.inputs), **eqn.params)
-            if not eqn.primitive.multiple_results:
-                outs = [outs]
+            ins = [read_typed(a, read) for a in eqn.inputs]
+            if on_eqn is None:
+                outs = bind(eqn.primitive, *ins, **eqn.params)
+                if not eqn.primitive.multiple_results:
+                    outs = [outs]
+            else:
+                outs = on_eqn(eqn, ins)
             for v, x in zip(eqn.outvars, outs, strict=True):
                 env[v] = x
     finally:

@@ -18,7 +18,7 @@ from yax import errors, tree_util
 from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
-from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, SourceInfo, Var
+from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, SourceInfo, Var, subjaxprs
 from yax.core.trace import Trace, Tracer, current_trace, run_in_trace
 from yax.core.typecheck import check_jaxpr
 
@@ -154,7 +154,7 @@ def has_effects(eqn, rule_name: str = "has_effect") -> bool:
     rule = getattr(eqn.primitive, rule_name, None)
     if rule is not None and rule(eqn.params):
         return True
-    return any(jaxpr_has_effects(j, rule_name) for j in _sub_jaxprs(eqn.params))
+    return any(jaxpr_has_effects(j, rule_name) for j in subjaxprs(eqn))
 
 
 def jaxpr_has_effects(jaxpr, rule_name: str = "has_effect") -> bool:
@@ -170,14 +170,6 @@ def jaxpr_has_effects(jaxpr, rule_name: str = "has_effect") -> bool:
         _effects_memo.clear()
     _effects_memo[key] = (jaxpr, result)  # the jaxpr is kept so its id stays unique
     return result
-
-
-def _sub_jaxprs(params: dict):
-    for value in params.values():
-        if isinstance(value, (ClosedJaxpr, Jaxpr)):
-            yield value
-        elif isinstance(value, (tuple, list)):
-            yield from (v for v in value if isinstance(v, (ClosedJaxpr, Jaxpr)))
 
 
 def _literal(x) -> Literal:

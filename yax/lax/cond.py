@@ -1,24 +1,24 @@
 """yax.lax.cond and yax.lax.switch: choose a branch at run time (both are the `cond` primitive).
 
 Branches are traced to jaxprs over the operands' avals and checked to return the same pytree
-structure, shapes and dtypes. Traced branches are cached per (function, input types) so an eager
-loop calling `lax.cond` with the same functions reuses one compiled executable. The caches are
-safe from threads without a lock: entries are computed first and inserted whole.
+structure, shapes and dtypes. Traced branches are cached per (function, input types) (see
+interpreters/traced_cache.py), and joined branch tuples per traced tuple, so an eager loop calling
+`lax.cond` with the same functions reuses one compiled executable. The caches are safe from
+threads without a lock: entries are computed first and inserted whole.
 """
 
 from __future__ import annotations
 
 import collections
-import weakref
 
 from yax import errors, tree_util
-from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import aval_of_value
 from yax.core.trace import Tracer, bind
 from yax.errors import BranchOutputMismatchError, CondPredicateError  # noqa: F401  (re-exported)
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import trace_to_jaxpr
+from yax.interpreters.traced_cache import trace_cached
 from yax.lax._util import as_operand
 from yax.lax.elementwise import convert_element_type
 from yax.primitives.control_flow.cond import cond_p, join_branch_consts
@@ -86,35 +86,23 @@ def _bind(index, leaves, traced):
 
 # --- tracing branches, with a cache so eager loops do not retrace and recompile -----------------
 
-_branch_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _joined_cache: collections.OrderedDict = collections.OrderedDict()
 _JOINED_CACHE_SIZE = 128
 
 
 def _trace_branch(fun, in_tree, avals):
-    """(closed jaxpr over the flat operands, output treedef) of `fun`, cached when it captured
-    no tracer (a captured tracer belongs to one trace and must not be reused)."""
-    key = (in_tree, avals, config.enable_x64)
-    try:
-        per_fun = _branch_cache.setdefault(fun, {})
-    except TypeError:  # not weak-referenceable (some builtins): trace every time
-        per_fun = {}
-    hit = per_fun.get(key)
-    if hit is not None:
-        return hit
-    box = []
+    """(closed jaxpr over the flat operands, output treedef) of `fun`, traced once per types."""
+    def trace():
+        box = []
 
-    def flat_fun(*xs):
-        out = fun(*tree_util.tree_unflatten(in_tree, list(xs)))
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        box.append(out_tree)
-        return [as_operand(o) for o in out_leaves]
-    closed = trace_to_jaxpr(flat_fun, list(avals), name=getattr(fun, "__name__", "branch"))
-    result = (closed, box[0])
-    if not any(isinstance(c, Tracer) for c in closed.consts):
-        # a thread that traced the same branch meanwhile wins: both then share one jaxpr
-        result = per_fun.setdefault(key, result)
-    return result
+        def flat_fun(*xs):
+            out = fun(*tree_util.tree_unflatten(in_tree, list(xs)))
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            box.append(out_tree)
+            return [as_operand(o) for o in out_leaves]
+        closed = trace_to_jaxpr(flat_fun, list(avals), name=getattr(fun, "__name__", "branch"))
+        return closed, box[0]
+    return trace_cached("cond branch", fun, (in_tree, avals), trace)
 
 
 def _check_outputs(what, traced, names) -> None:

@@ -1,25 +1,21 @@
-"""yax.lax.scan, yax.lax.map and yax.lax.fori_loop: loops staged as one `scan` primitive."""
+"""yax.lax.scan and yax.lax.map: loops staged as one `scan` primitive."""
 
 from __future__ import annotations
-
-import weakref
 
 import numpy as np
 
 from yax import tree_util
-from yax.config import config
 from yax.core import dtypes
-from yax.core.trace import Tracer
 from yax.errors import LoopBoundsError, ScanCarryError, ScanLengthError  # noqa: F401  (re-exported)
-from yax.interpreters.staging import closure_convert, trace_to_jaxpr
+from yax.interpreters.staging import trace_to_jaxpr
+from yax.interpreters.traced_cache import trace_cached
 from yax.lax._util import as_operand, python_scalar_as
 from yax.lax._util import aval_of as _aval
 from yax.lax._util import describe_function as _describe
-from yax.lax.elementwise import _convert_keep_weak, lt
-from yax.lax.elementwise import add as lax_add
+from yax.lax.elementwise import _convert_keep_weak
 from yax.primitives.control_flow.scan import scan_p
 
-__all__ = ["scan", "map", "fori_loop"]
+__all__ = ["scan", "map"]  # fori_loop is in while_loop.py: it is a scan or a while_loop
 
 
 
@@ -102,33 +98,16 @@ def _as_int(x, what: str) -> int:
     return int(x)
 
 
-# --- tracing the body, cached per (function, types) so eager loops do not retrace -------------
-# Safe from threads without a lock: an entry is traced first and inserted whole (a racing thread
-# traces too, and both keep the first entry stored).
-
-_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
+# --- tracing the body, once per (function, types) so eager loops do not retrace -------------
 
 def _traced_body(f, carry_tree, x_tree, carry_avals, x_avals):
-    key = (carry_tree, x_tree, tuple(carry_avals), tuple(x_avals), config.enable_x64)
-    try:
-        entries = _cache.setdefault(f, {})
-    except TypeError:  # not weak-referenceable: trace every time
-        entries = {}
-    hit = entries.get(key)
-    if hit is not None:
-        return hit
-    box = []
-    flat = _flat_body(f, carry_tree, x_tree, carry_avals, box)
-    closed, consts = closure_convert(trace_to_jaxpr(flat, carry_avals + x_avals,
-                                                    name="scan_body"))
-    result = (closed, consts, box[0])
-    # bodies that captured an enclosing transformation's tracers are valid for one use only
-    if not any(isinstance(c, Tracer) for c in consts):
-        if len(entries) >= 8:
-            entries.clear()
-        result = entries.setdefault(key, result)  # a concurrent trace of the same body wins
-    return result
+    def trace():
+        box = []
+        flat = _flat_body(f, carry_tree, x_tree, carry_avals, box)
+        return trace_to_jaxpr(flat, carry_avals + x_avals, name="scan_body"), box
+    key = (carry_tree, x_tree, tuple(carry_avals), tuple(x_avals))
+    closed, consts, box = trace_cached("scan body", f, key, trace, closure_converted=True)
+    return closed, consts, box[0]
 
 
 def _flat_body(f, carry_tree, x_tree, carry_avals, box):
@@ -179,74 +158,3 @@ def map(f, xs):  # noqa: A001  (jax.lax.map shadows the builtin too)
     """`f` applied to each slice of `xs` along the leading axis, stacked: a scan without carry."""
     _, ys = scan(lambda carry, x: (carry, f(x)), None, xs)
     return ys
-
-
-def fori_loop(lower, upper, body_fun, init_val):
-    """`for i in range(lower, upper): val = body_fun(i, val)`; returns `val`.
-
-    With concrete integer bounds this is a scan of upper - lower steps (differentiable in
-    reverse mode); with traced bounds it is a `while_loop` (forward mode and vmap only).
-    """
-    lo, hi = _concrete_bound(lower), _concrete_bound(upper)
-    if lo is None or hi is None:
-        return _fori_while(lower, upper, body_fun, init_val)
-    idx_dtype = _index_dtype(lower, upper)
-
-    def step(carry, _):
-        i, val = carry
-        return (lax_add(i, 1), body_fun(i, val)), None
-
-    start = np.array(lo, idx_dtype)
-    if all(type(b) is int for b in (lower, upper)):  # Python int bounds: a weak index, as JAX
-        start = _convert_keep_weak(start, idx_dtype, True)
-    (_, val), _ = scan(step, (start, init_val), None, length=max(hi - lo, 0))
-    return val
-
-
-def _concrete_bound(x):
-    """The bound as a Python int, or None when it is only known at run time."""
-    if isinstance(x, Tracer):
-        x = x.to_concrete_or_none()
-        if x is None:
-            return None
-    aval = getattr(x, "aval", None)
-    dt = aval.dtype if aval is not None else np.result_type(x)
-    if isinstance(x, (bool, np.bool_)) or not dtypes.is_int(dt) or np.ndim(x) != 0:
-        raise LoopBoundsError(f"fori_loop: bounds must be integer scalars, got {x!r}; use "
-                              f"Python ints (or integer arrays) for lower and upper")
-    return int(np.asarray(x))
-
-
-def _index_dtype(lower, upper):
-    """The loop index takes the bounds' integer type (Python ints: the default int)."""
-    for b in (lower, upper):
-        aval = getattr(b, "aval", None)
-        if aval is not None:
-            return np.dtype(aval.dtype)
-        if isinstance(b, (np.integer, np.ndarray)):
-            return dtypes.canonicalize(np.asarray(b).dtype)
-    return dtypes.canonicalize(dtypes.default_int())
-
-
-def _fori_while(lower, upper, body_fun, init_val):
-    """Traced bounds: the trip count is unknown until run time, so loop with while_loop."""
-    try:
-        from yax.lax.while_loop import while_loop
-    except ImportError:  # pragma: no cover - while_loop lands in its own issue
-        raise LoopBoundsError("fori_loop: traced bounds need yax.lax.while_loop, which is not "
-                              "available yet; pass Python ints as bounds") from None
-    for b in (lower, upper):
-        if not dtypes.is_int(_aval(as_operand(b)).dtype):
-            raise LoopBoundsError(f"fori_loop: bounds must be integers, got {_aval(b).str_short()}")
-    dt = _index_dtype(lower, upper)
-    lower, upper = [python_scalar_as(b, dt, "fori_loop") if dtypes.is_python_scalar(b)
-                    else as_operand(b) for b in (lower, upper)]
-
-    def cond(carry):
-        return lt(carry[0], upper)
-
-    def body(carry):
-        i, val = carry
-        return lax_add(i, 1), body_fun(i, val)
-
-    return while_loop(cond, body, (lower, init_val))[1]

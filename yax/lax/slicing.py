@@ -17,6 +17,7 @@ from yax.lax import elementwise as ew
 from yax.lax._util import as_operand
 from yax.lax.shape import _axes, _identity, _ints, _shape, expand_dims, squeeze
 from yax.primitives import slicing as sl
+from yax.primitives.scatter import scatter_primitives
 from yax.primitives.slicing import (
     GatherDimensionNumbers,
     GatherScatterMode,
@@ -249,5 +250,5 @@ def _scatter(prim):
 
 
 scatter, scatter_add, scatter_mul, scatter_min, scatter_max = (
-    _scatter(sl.scatter_primitives[n])
+    _scatter(scatter_primitives[n])
     for n in ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max"))

@@ -1,23 +1,25 @@
-"""yax.lax.while_loop: a loop whose trip count is decided at run time, over pytrees."""
+"""yax.lax.while_loop: a loop whose trip count is decided at run time, over pytrees; and
+yax.lax.fori_loop, which is a scan when its bounds are static and a while_loop otherwise."""
 
 from __future__ import annotations
 
-import weakref
+import numpy as np
 
 from yax import errors, tree_util
-from yax.config import config
 from yax.core import dtypes
 from yax.core.trace import Tracer, bind
-from yax.errors import WhileLoopBodyError, WhileLoopPredicateError  # noqa: F401  (re-exported)
-from yax.interpreters.staging import closure_convert, trace_to_jaxpr
-from yax.lax._util import as_operand
+from yax.errors import LoopBoundsError, WhileLoopBodyError, WhileLoopPredicateError  # noqa: F401  (re-exported)
+from yax.interpreters.staging import trace_to_jaxpr
+from yax.interpreters.traced_cache import trace_cached
+from yax.lax._util import as_operand, python_scalar_as
 from yax.lax._util import aval_of as _aval
 from yax.lax._util import describe_function as _describe
-from yax.lax.elementwise import _convert_keep_weak, select
+from yax.lax.elementwise import _convert_keep_weak, lt, select
+from yax.lax.elementwise import add as lax_add
 from yax.lax.scan import scan
 from yax.primitives.control_flow.while_loop import while_p
 
-__all__ = ["while_loop"]
+__all__ = ["while_loop", "fori_loop"]
 
 
 def while_loop(cond_fun, body_fun, init_val, *, max_steps: int | None = None):
@@ -67,28 +69,12 @@ def _bounded_while(cond_fun, body_fun, init_val, max_steps):
     return final
 
 
-# --- tracing, cached per (function, carry types) so eager loops do not retrace -----------------
-
-_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
+# --- tracing, once per (function, carry types) so eager loops do not retrace -----------------
 
 def _traced(fun, kind: str, tree, avals, trace):
-    """`trace()` -> closed jaxpr, made const-free; reused for the same function and types unless
-    it captured tracers of an enclosing transformation (those are valid for one use only)."""
-    key = (kind, tree, tuple(avals), config.enable_x64)
-    try:
-        entries = _cache.setdefault(fun, {})
-    except TypeError:  # not weak-referenceable (rare): trace every time
-        entries = {}
-    hit = entries.get(key)
-    if hit is not None:
-        return hit
-    closed, consts = closure_convert(trace())
-    if not any(isinstance(c, Tracer) for c in consts):
-        if len(entries) >= 8:  # a few carry types per function; keep the cache small
-            entries.clear()
-        # inserted whole after tracing, so threads need no lock; a racing trace's entry wins
-        closed, consts = entries.setdefault(key, (closed, consts))
+    """`trace()` -> closed jaxpr, made const-free: (jaxpr, consts), see traced_cache."""
+    closed, consts = trace_cached(f"while {kind}", fun, (tree, tuple(avals)),
+                                  lambda: (trace(),), closure_converted=True)
     return closed, consts
 
 
@@ -158,3 +144,71 @@ def _fit(out, carry, i: int, body_fun, promote: dict):
         f"exactly. A common cause is a Python scalar init (weakly typed) meeting a value of "
         f"another dtype: give init_val the dtype you mean (e.g. jnp.float32(0.0) or "
         f"jnp.zeros(shape, dtype)), or cast in the body with lax.convert_element_type.")
+
+
+# --- fori_loop: a scan with static bounds, a while_loop with traced ones ----------------------
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """`for i in range(lower, upper): val = body_fun(i, val)`; returns `val`.
+
+    With concrete integer bounds this is a scan of upper - lower steps (differentiable in
+    reverse mode); with traced bounds it is a `while_loop` (forward mode and vmap only).
+    """
+    lo, hi = _concrete_bound(lower), _concrete_bound(upper)
+    if lo is None or hi is None:
+        return _fori_while(lower, upper, body_fun, init_val)
+    idx_dtype = _index_dtype(lower, upper)
+
+    def step(carry, _):
+        i, val = carry
+        return (lax_add(i, 1), body_fun(i, val)), None
+
+    start = np.array(lo, idx_dtype)
+    if all(type(b) is int for b in (lower, upper)):  # Python int bounds: a weak index, as JAX
+        start = _convert_keep_weak(start, idx_dtype, True)
+    (_, val), _ = scan(step, (start, init_val), None, length=max(hi - lo, 0))
+    return val
+
+
+def _concrete_bound(x):
+    """The bound as a Python int, or None when it is only known at run time."""
+    if isinstance(x, Tracer):
+        x = x.to_concrete_or_none()
+        if x is None:
+            return None
+    aval = getattr(x, "aval", None)
+    dt = aval.dtype if aval is not None else np.result_type(x)
+    if isinstance(x, (bool, np.bool_)) or not dtypes.is_int(dt) or np.ndim(x) != 0:
+        raise LoopBoundsError(f"fori_loop: bounds must be integer scalars, got {x!r}; use "
+                              f"Python ints (or integer arrays) for lower and upper")
+    return int(np.asarray(x))
+
+
+def _index_dtype(lower, upper):
+    """The loop index takes the bounds' integer type (Python ints: the default int)."""
+    for b in (lower, upper):
+        aval = getattr(b, "aval", None)
+        if aval is not None:
+            return np.dtype(aval.dtype)
+        if isinstance(b, (np.integer, np.ndarray)):
+            return dtypes.canonicalize(np.asarray(b).dtype)
+    return dtypes.canonicalize(dtypes.default_int())
+
+
+def _fori_while(lower, upper, body_fun, init_val):
+    """Traced bounds: the trip count is unknown until run time, so loop with while_loop."""
+    for b in (lower, upper):
+        if not dtypes.is_int(_aval(as_operand(b)).dtype):
+            raise LoopBoundsError(f"fori_loop: bounds must be integers, got {_aval(b).str_short()}")
+    dt = _index_dtype(lower, upper)
+    lower, upper = [python_scalar_as(b, dt, "fori_loop") if dtypes.is_python_scalar(b)
+                    else as_operand(b) for b in (lower, upper)]
+
+    def cond(carry):
+        return lt(carry[0], upper)
+
+    def body(carry):
+        i, val = carry
+        return lax_add(i, 1), body_fun(i, val)
+
+    return while_loop(cond, body, (lower, init_val))[1]

@@ -1,6 +1,7 @@
 """Slicing primitives: static slices, dynamic (traced-start) slices and updates, gather.
 
-The scatter family (scatter, scatter_add, ...) is in yax/primitives/scatter.py and re-exported here.
+The scatter family (scatter, scatter_add, ...) is in yax/primitives/scatter.py, with the two rules
+of these primitives that are scatters (gather's transpose, batched dynamic_update_slice).
 
 In NumPy terms:
     slice(x, start, limit, strides)        x[start_0:limit_0:stride_0, ...]
@@ -343,6 +344,7 @@ from yax.interpreters.ad_util import Zero, instantiate, zeros_like_aval  # noqa:
 from yax.interpreters.batching import axis_size_of, move_batch_axis  # noqa: E402
 from yax.interpreters.transpose import is_undefined  # noqa: E402
 from yax.primitives._lax import lax  # noqa: E402
+from yax.primitives.checkify_rules import checked_by, index_check  # noqa: E402
 
 _MODE = GatherScatterMode
 
@@ -448,28 +450,11 @@ def _dynamic_update_slice_transpose(cts, x, update, *starts):
     return [ct_x, ct_update] + [None] * len(starts)
 
 
-def _dynamic_update_slice_batch(args, dims):
-    (x, update, *starts), (x_bdim, upd_bdim, *start_bdims) = args, dims
-    size = axis_size_of(args, dims)
-    x = move_batch_axis(x, x_bdim, 0, size)
-    update = move_batch_axis(update, upd_bdim, 0, size)
-    if all(d is None for d in start_bdims):
-        return [dynamic_update_slice_p.bind(x, update, _start_zero(starts), *starts)], [0]
-    # per-example starts: a scatter of one clamped window per example
-    n = len(starts)
-    dn = ScatterDimensionNumbers(update_window_dims=tuple(range(n)), inserted_window_dims=(),
-                                 scatter_dims_to_operand_dims=tuple(range(n)))
-    indices = _stack_starts(starts, start_bdims, size)
-    return scatter_p.batch([x, indices, update], [0, 0, 0], dimension_numbers=dn,
-                           indices_are_sorted=True, unique_indices=True, mode=_MODE.CLIP)
-
-
 _jvp_linear_in(dynamic_slice_p, (0,))
 dynamic_slice_p.transpose = _dynamic_slice_transpose
 dynamic_slice_p.batch = _dynamic_slice_batch
 _jvp_linear_in(dynamic_update_slice_p, (0, 1))
 dynamic_update_slice_p.transpose = _dynamic_update_slice_transpose
-dynamic_update_slice_p.batch = _dynamic_update_slice_batch
 
 
 # gather
@@ -481,23 +466,6 @@ def _gather_jvp(primals, tangents, **params):
     # windows that are filled take no value from the operand: their tangent is 0, not the fill
     fill = 0 if params["mode"] == _MODE.FILL_OR_DROP else None
     return [out], [gather_p.bind(x_dot, indices, **{**params, "fill_value": fill})]
-
-
-def _gather_transpose(cts, x, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
-                      unique_indices, mode, fill_value):
-    ct, = cts
-    dn = dimension_numbers
-    sdn = ScatterDimensionNumbers(
-        update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
-        scatter_dims_to_operand_dims=dn.start_index_map,
-        operand_batching_dims=dn.operand_batching_dims,
-        scatter_indices_batching_dims=dn.start_indices_batching_dims)
-    # XLA clamps the starts of an in-bounds-promised gather, so its transpose clamps them too
-    mode = _MODE.CLIP if mode == _MODE.PROMISE_IN_BOUNDS else mode
-    zeros = zeros_like_aval(x.aval.strip_weak_type())
-    return [scatter_add_p.bind(zeros, indices, ct, dimension_numbers=sdn,
-                               indices_are_sorted=indices_are_sorted,
-                               unique_indices=unique_indices, mode=mode), None]
 
 
 def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
@@ -528,17 +496,32 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
 
 
 gather_p.jvp = _gather_jvp
-gather_p.transpose = _gather_transpose
 gather_p.batch = _gather_batch
 
 
-# the scatter family, re-exported so `slicing.scatter_p` etc. keep working
-from yax.primitives.scatter import (  # noqa: E402,F401
-    SCATTER_TABLE,
-    scatter_add_p,
-    scatter_max_p,
-    scatter_min_p,
-    scatter_mul_p,
-    scatter_p,
-    scatter_primitives,
-)
+# checkify: the start indices of every window must fit in the operand
+def _gather_bounds(error, args, outs):
+    operand, dn = error.eqn.inputs[0].aval, error.eqn.params["dimension_numbers"]
+    sizes, dims = error.eqn.params["slice_sizes"], list(dn.start_index_map)
+    return index_check(error, dims, [operand.shape[d] - sizes[d] for d in dims],
+                       [operand.shape[d] for d in dims], args[1])
+
+
+def _window_bounds(first_start: int, window):
+    def check(error, args, outs):
+        operand, starts = error.eqn.inputs[0].aval, args[first_start:]
+        if not starts:
+            return error
+        size = window(error.eqn)
+        stacked = lax.concatenate([lax.reshape(lax.convert_element_type(s, np.int32), (1,))
+                                   for s in starts], 0)
+        return index_check(error, list(range(operand.ndim)),
+                           [operand.shape[d] - size[d] for d in range(operand.ndim)],
+                           list(operand.shape), stacked)
+    return check
+
+
+gather_p.checkify = checked_by(_gather_bounds)
+dynamic_slice_p.checkify = checked_by(_window_bounds(1, lambda eqn: eqn.params["slice_sizes"]))
+dynamic_update_slice_p.checkify = checked_by(
+    _window_bounds(2, lambda eqn: eqn.inputs[1].aval.shape))

@@ -12,7 +12,7 @@ from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.trace import Tracer
-from yax.interpreters import eager, rule_cache
+from yax.interpreters import eager, rule_cache, traced_cache
 from yax.primitives import call
 from yax.runtime import backend as _backend
 from yax.runtime import executable, transfer
@@ -175,6 +175,7 @@ def clear_caches() -> None:
     jit.clear_all()
     eager.clear_cache()
     rule_cache.clear()
+    traced_cache.clear()
     call.clear_compiled()
     executable.clear_caches()
 

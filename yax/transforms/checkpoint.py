@@ -17,7 +17,8 @@ from yax import tree_util
 from yax.core.avals import aval_of_value
 from yax.core.trace import Tracer, bind, current_trace
 from yax.interpreters.eager import EVAL_TRACE
-from yax.interpreters.staging import closure_convert, trace_to_jaxpr
+from yax.interpreters.staging import trace_to_jaxpr
+from yax.interpreters.traced_cache import trace_cached
 from yax.lax._util import as_operand
 from yax.primitives.remat import name_p, remat_p
 from yax.transforms._args import canonical_leaf, check_hashable_static, normalize_argnums
@@ -42,7 +43,6 @@ def checkpoint(fun=None, *, prevent_cse: bool = True, policy=None, static_argnum
         return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
                                  static_argnums=static_argnums)
     static_argnums = normalize_argnums(static_argnums)
-    cache: dict = {}
 
     @functools.wraps(fun)
     def wrapped(*args):
@@ -56,7 +56,7 @@ def checkpoint(fun=None, *, prevent_cse: bool = True, policy=None, static_argnum
         leaves, in_tree = tree_util.tree_flatten(dyn)
         leaves = [canonical_leaf(x) for x in leaves]
         avals = tuple(aval_of_value(x) for x in leaves)
-        jaxpr, consts, out_tree = _trace(fun, cache, static, in_tree, avals)
+        jaxpr, consts, out_tree = _trace(fun, static, in_tree, avals)
         outs = bind(remat_p, *consts, *leaves, jaxpr=jaxpr, policy=policy,
                     prevent_cse=prevent_cse)
         return tree_util.tree_unflatten(out_tree, outs)
@@ -66,27 +66,24 @@ def checkpoint(fun=None, *, prevent_cse: bool = True, policy=None, static_argnum
 remat = checkpoint
 
 
-def _trace(fun, cache, static, in_tree, avals):
-    key = (static, in_tree, avals)
-    hit = cache.get(key)
-    if hit is not None:
-        return hit
-    box = []
+def _trace(fun, static, in_tree, avals):
+    """(const-free jaxpr, consts, output treedef) of `fun`, traced once per types (traced_cache)."""
+    def trace():
+        box = []
 
-    def flat(*xs):
-        dyn = list(tree_util.tree_unflatten(in_tree, list(xs)))
-        full, positions = [], dict(static)
-        for i in range(len(dyn) + len(static)):
-            full.append(positions[i] if i in positions else dyn.pop(0))
-        out_leaves, out_tree = tree_util.tree_flatten(fun(*full))
-        box.append(out_tree)
-        return [as_operand(o) for o in out_leaves]
-    jaxpr, consts = closure_convert(trace_to_jaxpr(flat, list(avals),
-                                                   name=getattr(fun, "__name__", "checkpoint")))
-    entry = (jaxpr, consts, box[0])
-    if not any(isinstance(c, Tracer) for c in consts):
-        cache[key] = entry
-    return entry
+        def flat(*xs):
+            dyn = list(tree_util.tree_unflatten(in_tree, list(xs)))
+            full, positions = [], dict(static)
+            for i in range(len(dyn) + len(static)):
+                full.append(positions[i] if i in positions else dyn.pop(0))
+            out_leaves, out_tree = tree_util.tree_flatten(fun(*full))
+            box.append(out_tree)
+            return [as_operand(o) for o in out_leaves]
+        closed = trace_to_jaxpr(flat, list(avals), name=getattr(fun, "__name__", "checkpoint"))
+        return closed, box
+    jaxpr, consts, box = trace_cached("checkpoint", fun, (static, in_tree, avals), trace,
+                                      closure_converted=True)
+    return jaxpr, consts, box[0]
 
 
 def checkpoint_name(x, name: str):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from yax import tree_util
+from yax.core.ir import subjaxprs
 from yax.interpreters import lowering
 from yax.interpreters import sharding_lowering as sl
 from yax.runtime import sharding_bridge, transfer
@@ -58,24 +59,12 @@ def broadcast_prefix(prefix, tree, what: str) -> list:
 def eqn_meshes(jaxpr, out: list) -> list:
     """Meshes named by equation params `mesh`, in sub-jaxprs too."""
     for eqn in jaxpr.eqns:
-        for name, v in eqn.params.items():
-            if name == "mesh" and isinstance(v, Mesh):
-                out.append(v)
-            else:
-                for sub in _sub_jaxprs(v):
-                    eqn_meshes(sub, out)
+        for sub in subjaxprs(eqn):
+            eqn_meshes(getattr(sub, "jaxpr", sub), out)
+        mesh = eqn.params.get("mesh")
+        if isinstance(mesh, Mesh):
+            out.append(mesh)
     return out
-
-
-def _sub_jaxprs(v):
-    inner = getattr(v, "jaxpr", None)
-    if inner is not None and hasattr(inner, "eqns"):
-        yield inner
-    elif hasattr(v, "eqns"):
-        yield v
-    elif isinstance(v, (tuple, list)):
-        for x in v:
-            yield from _sub_jaxprs(x)
 
 
 class Placement:

@@ -18,7 +18,7 @@ from yax.core.avals import ShapedArray
 from yax.core.ir import ClosedJaxpr, Jaxpr, Var
 from yax.core.primitive import Primitive
 from yax.core.trace import bind, use_trace
-from yax.interpreters import ad_util, batching, lowering, mlir
+from yax.interpreters import ad_util, batching, checkify, lowering, mlir
 from yax.interpreters import jvp as jvp_interp
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.mlir import hlo
@@ -263,3 +263,24 @@ def _batch_branches(branches, size, op_dims, axis_name):
 
 
 cond_p.batch = _cond_batch
+
+
+# checkify: every branch takes the error state after the predicate and returns it first
+def _cond_checkify(error, index, *args, branches):
+    rewritten = []
+    for branch in branches:
+        j, consts = checkify.checked_closed(branch, error.table, 0)
+        rewritten.append(j if not consts else _reclosed(j, consts))
+    joined, consts = join_branch_consts(rewritten)
+    outs = bind(cond_p, index, *consts, *error.state, *args, branches=joined)
+    return error.with_state(outs[:3]), list(outs[3:])
+
+
+def _reclosed(const_free: ClosedJaxpr, consts) -> ClosedJaxpr:
+    """A const-free jaxpr whose first invars stand for `consts`, closed over them again."""
+    j = const_free.jaxpr
+    n = len(consts)
+    return ClosedJaxpr(Jaxpr(j.invars[:n], j.invars[n:], j.eqns, j.outvars), consts)
+
+
+cond_p.checkify = _cond_checkify

@@ -30,7 +30,7 @@ from yax import errors
 from yax.core.ir import ClosedJaxpr, Jaxpr, Var
 from yax.core.primitive import Primitive
 from yax.core.trace import bind, use_trace
-from yax.interpreters import ad_util, batching, lowering, mlir
+from yax.interpreters import ad_util, batching, checkify, lowering, mlir
 from yax.interpreters import jvp as jvp_interp
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.mlir import hlo
@@ -364,3 +364,16 @@ scan_p.jvp = _scan_jvp
 scan_p.partial_eval = _scan_partial_eval
 scan_p.transpose = _scan_transpose
 scan_p.batch = _scan_batch
+
+
+# checkify: the error state rides in the carry, so checks inside the body are threaded through
+def _scan_checkify(error, *args, jaxpr, length, reverse, num_consts, num_carry, linear, unroll):
+    body, body_consts = checkify.checked_closed(jaxpr, error.table, num_consts)
+    n = len(body_consts)
+    outs = bind(scan_p, *body_consts, *args[:num_consts], *error.state, *args[num_consts:],
+                jaxpr=body, length=length, reverse=reverse, num_consts=num_consts + n,
+                num_carry=num_carry + 3, linear=(False,) * (n + len(args) + 3), unroll=unroll)
+    return error.with_state(outs[:3]), list(outs[3:])
+
+
+scan_p.checkify = _scan_checkify

@@ -23,7 +23,7 @@ from yax.core.ir import ClosedJaxpr, Jaxpr, Var
 from yax.core.primitive import Primitive
 from yax.core.trace import bind
 from yax.errors import WhileLoopReverseModeError  # noqa: F401  (re-exported)
-from yax.interpreters import ad_util, batching, lowering, mlir
+from yax.interpreters import ad_util, batching, checkify, lowering, mlir
 from yax.interpreters import jvp as jvp_interp
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.mlir import hlo
@@ -227,3 +227,22 @@ def _aval(x):
 
 
 while_p.batch = _while_batch
+
+
+# checkify: the error state rides in the carry; the condition reads the carry without it
+def _while_checkify(error, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cn, bn = cond_nconsts, body_nconsts
+    body, body_consts = checkify.checked_closed(body_jaxpr, error.table, bn)
+    cond_avals = list(cond_jaxpr.in_avals)
+
+    def cond_fun(*xs):
+        return eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, list(xs[:cn]) + list(xs[cn + 3:]))
+    cond_j, cond_consts = closure_convert(trace_to_jaxpr(
+        cond_fun, cond_avals[:cn] + checkify.state_avals() + cond_avals[cn:], name="cond"))
+    outs = bind(while_p, *cond_consts, *args[:cn], *body_consts, *args[cn:cn + bn],
+                *error.state, *args[cn + bn:], cond_jaxpr=cond_j, body_jaxpr=body,
+                cond_nconsts=cn + len(cond_consts), body_nconsts=bn + len(body_consts))
+    return error.with_state(outs[:3]), list(outs[3:])
+
+
+while_p.checkify = _while_checkify

@@ -22,6 +22,8 @@ from yax.interpreters import lowering
 from yax.runtime import backend, executable, transfer
 from yax.runtime.array import Array
 from yax.runtime.lru import LRUCache
+from yax.runtime.named_sharding import NamedSharding
+from yax.runtime.partition_spec import PartitionSpec
 
 
 class EvalTrace(Trace):
@@ -207,7 +209,6 @@ def _apply_sharded(primitive, arrays: list, params: dict) -> list:
 
 
 def _compile_sharded(primitive, avals, params, jax_shardings):
-    from yax.sharding import NamedSharding, PartitionSpec
     from yax.transforms import jit_sharding
     out_avals = primitive.out_avals(list(avals), params)
     invars = [Var(a) for a in avals]

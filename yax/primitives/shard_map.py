@@ -36,7 +36,8 @@ from yax.interpreters.transpose import is_undefined, transpose_jaxpr
 from yax.primitives import collectives as coll
 from yax.primitives import mesh_axes
 from yax.primitives._lax import lax
-from yax.sharding import NamedSharding, PartitionSpec
+from yax.runtime.named_sharding import NamedSharding
+from yax.runtime.partition_spec import PartitionSpec
 
 shard_map_p = Primitive("shard_map", multiple_results=True)
 

@@ -16,7 +16,9 @@ from yax.core.primitive import Primitive
 from yax.interpreters import sharding_lowering as sl
 from yax.runtime import sharding_bridge, transfer
 from yax.runtime.array import Array
-from yax.sharding import NamedSharding, PartitionSpec, ShardingError, current_mesh
+from yax.runtime.mesh import current_mesh
+from yax.runtime.named_sharding import NamedSharding, ShardingError
+from yax.runtime.partition_spec import PartitionSpec
 
 __all__ = ["with_sharding_constraint"]
 

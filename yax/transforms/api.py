@@ -17,6 +17,7 @@ from yax.primitives import call
 from yax.runtime import backend as _backend
 from yax.runtime import executable, transfer
 from yax.runtime.array import Array
+from yax.runtime.named_sharding import Sharding, SingleDeviceSharding
 from yax.transforms.jit import jit
 
 
@@ -48,12 +49,10 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 
 
 def _is_target(t) -> bool:
-    from yax.sharding import Sharding
     return t is None or isinstance(t, Sharding) or hasattr(t, "client") and hasattr(t, "id")
 
 
 def _put_leaf(leaf, target):
-    from yax.sharding import Sharding, SingleDeviceSharding
     if isinstance(leaf, Tracer):
         return leaf
     if target is None:

@@ -17,10 +17,11 @@ from yax.interpreters import lowering
 from yax.interpreters import sharding_lowering as sl
 from yax.runtime import sharding_bridge, transfer
 from yax.runtime.array import Array
+from yax.runtime.mesh import Mesh
+from yax.runtime.mesh import current_mesh as _current_mesh
+from yax.runtime.named_sharding import NamedSharding, Sharding, ShardingError, SingleDeviceSharding
+from yax.runtime.partition_spec import PartitionSpec
 from yax.runtime.sharding_bridge import is_multi_device
-from yax.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, ShardingError
-from yax.sharding import current_mesh as _current_mesh
-from yax.sharding.named import SingleDeviceSharding
 
 
 def _is_sharding_leaf(x) -> bool:

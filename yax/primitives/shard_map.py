@@ -18,12 +18,12 @@ them), which gives the transformation rules:
 
 from __future__ import annotations
 
-import functools
 import math
 
 from jaxlib.mlir import ir
 
 from yax import errors
+from yax.compile.when_eager import CompiledVariants
 from yax.core.primitive import Primitive
 from yax.core.trace import bind, use_trace
 from yax.interpreters import ad_util, batching, lowering, mlir
@@ -110,15 +110,18 @@ def _lower(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma, name):
 
 # --- eager: one compiled program per application -----------------------------------------------
 
-@functools.lru_cache(maxsize=256)
-def _jitted(params_key):
-    from yax.transforms.jit import jit
-    params = dict(params_key)
-    return jit(lambda *args: shard_map_p.bind(*args, **params))
+_compiled = CompiledVariants("shard_map")
 
 
 def _impl(*arrays, **params):
-    return _jitted(tuple(sorted(params.items(), key=lambda kv: kv[0])))(*arrays)
+    key = tuple(sorted(params.items(), key=lambda kv: kv[0]))
+    return _compiled.get_or_make(key, lambda: _binder(params))(*arrays)
+
+
+def _binder(params: dict):
+    def shard_map(*args):
+        return shard_map_p.bind(*args, **params)
+    return shard_map
 
 
 # --- helpers for the rules ---------------------------------------------------------------------

@@ -8,16 +8,17 @@ import contextlib
 import numpy as np
 
 from yax import tree_util
+from yax.compile import cache as compile_cache
 from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.trace import Tracer
 from yax.interpreters import eager, rule_cache
-from yax.primitives import call
 from yax.runtime import backend as _backend
 from yax.runtime import executable, transfer
 from yax.runtime.array import Array
 from yax.runtime.named_sharding import Sharding, SingleDeviceSharding
+from yax.transforms import jit as jit_module
 from yax.transforms.jit import jit
 
 
@@ -169,12 +170,10 @@ def clear_caches() -> None:
     executable cache, the transformation-rule cache and the compile-level caches. The persistent
     compilation cache on disk (`config.compilation_cache_dir`) is left as it is.
     """
-    from yax.transforms import jit
-
-    jit.clear_all()
+    jit_module.clear_all()
     eager.clear_cache()
     rule_cache.clear()
-    call.clear_compiled()
+    compile_cache.clear_all()
     executable.clear_caches()
 
 

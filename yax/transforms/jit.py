@@ -21,11 +21,12 @@ import functools
 import inspect
 import logging
 import threading
-import warnings
 import weakref
 
 from yax import errors, tree_util
 from yax._resource_errors import raise_if_out_of_memory
+from yax.compile.compiler import compile_jaxpr, lower_jaxpr
+from yax.compile.placement import ArgumentPlacer, broadcast_prefix, resolve
 from yax.config import config
 from yax.core.ir import ClosedJaxpr
 from yax.core.trace import Tracer, bind, current_trace
@@ -33,11 +34,10 @@ from yax.interpreters import eager, lowering
 from yax.interpreters.eager import EVAL_TRACE
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.primitives.call import pjit_p
-from yax.runtime import backend, dispatch, executable, sharding_bridge
+from yax.runtime import backend, dispatch, sharding_bridge
 from yax.runtime.array import Array
 from yax.runtime.lru import LRUCache
 from yax.runtime.transfer import sharding_of
-from yax.transforms import jit_sharding
 from yax.transforms._args import (
     check_hashable_static,
     leaf_aval,
@@ -64,7 +64,7 @@ class _Entry:
                  "n_outs_single", "execute", "fastpath", "_lock", "placement", "placer")
 
     def __init__(self, jaxpr: ClosedJaxpr, consts, out_tree, donated, placement=None):
-        self.placement = placement  # a jit_sharding.Placement for multi-device programs
+        self.placement = placement  # a compile.placement.Placement for multi-device programs
         self.placer = None
         self.jaxpr = jaxpr          # const-free: consts are its leading parameters
         self.consts = consts
@@ -86,36 +86,19 @@ class _Entry:
     def lower(self):
         """The module of this entry (Shardy-annotated when it runs on several devices)."""
         n = len(self.consts)
-        pl = self.placement
-        mctx = lowering.lower_module(self.jaxpr.jaxpr, platform=backend.platform(),
-                                     consts_as_args=False,
-                                     donated=tuple(n + i for i in self.donated),
-                                     device_ids=None if pl is None else
-                                     [d.id for d in pl.devices])
-        if pl is not None:
-            jit_sharding.annotate(mctx, pl, n, self.jaxpr.in_avals, self.out_avals)
-        return mctx
+        return lower_jaxpr(self.jaxpr, self.placement, tuple(n + i for i in self.donated),
+                           n_consts=n)
 
     def _compile(self, owner) -> None:
-        platform = backend.platform()
         n = len(self.consts)
-        mctx = self.lower()
         pl = self.placement
-        if mctx.unused_donations:
-            warnings.warn(f"{len(mctx.unused_donations)} donated buffer(s) could not be reused: "
-                          f"no output has the same shape and dtype; they are not donated",
-                          UserWarning, stacklevel=5)
         if config.log_compiles:
             _log.warning("yax: compiling %s (%s) for arguments (%s)", owner.name, owner.where(),
                          ", ".join(a.str_short() for a in self.jaxpr.in_avals[n:]))
-        multi = {} if pl is None else dict(devices=pl.devices, mesh=pl.mesh,
-                                           out_shardings=pl.out_shardings)
-        exe = executable.compile_module(mctx.module, self.jaxpr.in_avals, self.out_avals,
-                                        platform=platform, name=owner.name,
-                                        host_callbacks=getattr(mctx, "host_callbacks", ()),
-                                        **multi)
+        exe = compile_jaxpr(self.jaxpr, pl, tuple(n + i for i in self.donated), n_consts=n,
+                            name=owner.name, warn_unused_donations=True)
         if pl is not None and len(pl.devices) > 1:
-            self.placer = jit_sharding.ArgumentPlacer(exe.in_shardings)
+            self.placer = ArgumentPlacer(exe.in_shardings)
             self.const_bufs = self.placer.place_all(
                 [eager.to_array(c).buffer for c in self.consts], self.jaxpr.in_avals[:n])
         else:
@@ -524,19 +507,19 @@ class JitFunction:
             # nothing to broadcast over the pytrees (whose custom nodes must not be rebuilt
             # from avals: their unflatten functions may compute); meshes may still be inside
             paths = _leaf_paths(in_tree, avals)
-            return jit_sharding.resolve(paths, avals, [None] * len(avals),
+            return resolve(paths, avals, [None] * len(avals),
                                         list(arg_sh) or [None] * len(avals),
                                         [None] * len(jaxpr.out_avals), jaxpr.out_avals,
                                         jaxpr.jaxpr)
         dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, list(avals))
         n_kw = len(tree_util.tree_leaves(dyn_kwargs))
-        in_sh = (jit_sharding.broadcast_prefix(self._in_shardings, tuple(dyn_args),
+        in_sh = (broadcast_prefix(self._in_shardings, tuple(dyn_args),
                                                "in_shardings") + [None] * n_kw)
         outs = tree_util.tree_unflatten(out_tree, list(jaxpr.out_avals))
-        out_sh = jit_sharding.broadcast_prefix(self._out_shardings, outs, "out_shardings")
+        out_sh = broadcast_prefix(self._out_shardings, outs, "out_shardings")
         paths = [tree_util.keystr(p) or "<arg>" for p, _ in
                  tree_util.tree_flatten_with_path((tuple(dyn_args), dyn_kwargs))[0]]
-        return jit_sharding.resolve(paths, avals, in_sh, list(arg_sh) or [None] * len(avals),
+        return resolve(paths, avals, in_sh, list(arg_sh) or [None] * len(avals),
                                     out_sh, jaxpr.out_avals, jaxpr.jaxpr)
 
     def _donated_leaf_indices(self, args, static_pos) -> tuple:

@@ -52,6 +52,7 @@ set_eval_trace(EVAL_TRACE)
 
 
 _scalar_arrays: dict = {}
+cache.on_clear(_scalar_arrays.clear)
 
 
 def to_array(x) -> Array:
@@ -112,6 +113,10 @@ def _refresh_state(_name=None) -> None:
 _refresh_state()
 config.on_change(_refresh_state)
 
+# Checks run on every eager primitive's outputs while debug_nans/debug_infs is on, as
+# `check(primitive, outs)`: yax.debug.nans installs its own (debugging tools sit above here).
+output_checks: list = []
+
 
 def apply_primitive(primitive, arrays: list, params: dict) -> list:
     for a in arrays:
@@ -150,8 +155,8 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
     else:
         outs = [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
     if _STATE["check_outputs"]:
-        from yax.debug.nans import check_primitive
-        check_primitive(primitive, outs)
+        for check in output_checks:
+            check(primitive, outs)
     return outs
 
 

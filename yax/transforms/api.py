@@ -18,7 +18,6 @@ from yax.runtime import backend as _backend
 from yax.runtime import executable, transfer
 from yax.runtime.array import Array
 from yax.runtime.named_sharding import Sharding, SingleDeviceSharding
-from yax.transforms import jit as jit_module
 from yax.transforms.jit import jit
 
 
@@ -170,10 +169,8 @@ def clear_caches() -> None:
     executable cache, the transformation-rule cache and the compile-level caches. The persistent
     compilation cache on disk (`config.compilation_cache_dir`) is left as it is.
     """
-    jit_module.clear_all()
-    eager.clear_cache()
+    compile_cache.clear_all()  # jit entries, eager executables and every compiled variant
     rule_cache.clear()
-    compile_cache.clear_all()
     executable.clear_caches()
 
 

@@ -47,7 +47,10 @@ def run_closed_sharded(jaxpr, arrays) -> list:
                    for a in arrays)
     exe, placer = _sharded.get_or_make((jaxpr, jax_sh),
                                        lambda: _compile_sharded(jaxpr, jax_sh))
-    bufs = exe.run(placer.place_all([a.buffer for a in arrays], jaxpr.in_avals))
+    bufs = [a.buffer for a in arrays]
+    if placer is not None:
+        bufs = placer.place_all(bufs, jaxpr.in_avals)
+    bufs = exe.run(bufs)
     return [Array(b, aval) for b, aval in zip(bufs, jaxpr.out_avals, strict=True)]
 
 
@@ -58,4 +61,6 @@ def _compile_sharded(jaxpr, jax_sh):
     placement = resolve(paths, jaxpr.in_avals, [None] * n_in, arg_sh, [None] * n_out,
                         jaxpr.out_avals, jaxpr.jaxpr)
     exe = compile_jaxpr(jaxpr, placement)
+    if exe.in_shardings is None:  # a mesh of one device: nothing to place
+        return exe, None
     return exe, ArgumentPlacer(exe.in_shardings)

@@ -118,6 +118,14 @@ config.on_change(_refresh_state)
 output_checks: list = []
 
 
+def check_outputs(primitive, outs) -> None:
+    """Run the output checks on a primitive's eager outputs (for `impl` rules that compute them
+    without `apply_primitive`)."""
+    if _STATE["check_outputs"]:
+        for check in output_checks:
+            check(primitive, outs)
+
+
 def apply_primitive(primitive, arrays: list, params: dict) -> list:
     for a in arrays:
         if type(a._buf.sharding) is not _SINGLE and _sharded(a._buf):

@@ -26,7 +26,7 @@ from yax import errors
 from yax.compile.when_eager import CompiledVariants
 from yax.core.primitive import Primitive
 from yax.core.trace import bind, use_trace
-from yax.interpreters import ad_util, batching, lowering, mlir
+from yax.interpreters import ad_util, batching, eager, lowering, mlir
 from yax.interpreters import jvp as jvp_interp
 from yax.interpreters import sharding_lowering as sl
 from yax.interpreters.eval_jaxpr import eval_jaxpr
@@ -115,7 +115,9 @@ _compiled = CompiledVariants("shard_map")
 
 def _impl(*arrays, **params):
     key = tuple(sorted(params.items(), key=lambda kv: kv[0]))
-    return _compiled.get_or_make(key, lambda: _binder(params))(*arrays)
+    outs = _compiled.get_or_make(key, lambda: _binder(params))(*arrays)
+    eager.check_outputs(shard_map_p, outs)  # debug_nans/debug_infs
+    return outs
 
 
 def _binder(params: dict):

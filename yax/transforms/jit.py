@@ -246,7 +246,7 @@ class Compiled:
         exe = self._entry.exe
         n = len(self._entry.consts)
         if exe.in_shardings is None:
-            return [sharding_bridge.from_jax(transfer_sharding(exe.device))] * len(self.in_avals)
+            return [sharding_bridge.from_jax(sharding_of(exe.device))] * len(self.in_avals)
         return list(exe.in_shardings[n:])
 
     @property
@@ -254,7 +254,7 @@ class Compiled:
         """The outputs' shardings (a pytree like the outputs)."""
         exe = self._entry.exe
         if exe.out_shardings is None:
-            shardings = [sharding_bridge.from_jax(transfer_sharding(exe.device))] * \
+            shardings = [sharding_bridge.from_jax(sharding_of(exe.device))] * \
                 len(self._entry.out_avals)
         else:
             shardings = list(exe.out_shardings)
@@ -277,10 +277,6 @@ def _hashable_or_id(x):
         return x
     except TypeError:
         return ("id", id(x))
-
-
-def transfer_sharding(device):
-    return sharding_of(device)
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),

@@ -6,6 +6,7 @@
   visualize_array_sharding(x)                  -- which device holds which block of x
 """
 
+from yax.debug import nans  # noqa: F401 (installs the debug_nans/debug_infs output checks)
 from yax.debug.consistency import ConsistencyReport, check_consistency, first_divergence
 from yax.debug.printing import callback, debug_print
 from yax.debug.visualize import visualize_array_sharding

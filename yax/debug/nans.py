@@ -1,9 +1,11 @@
 """debug_nans / debug_infs: stop at the primitive that first produced a NaN (or an infinity).
 
 Two hooks call in here, each only while a flag is on: `check_primitive` after every eager
-primitive application, and `check_jit_outputs` after a jitted call. A jitted call whose outputs
-hold a NaN is run again op by op, eagerly (jitted sub-functions inlined), so the eager check names
-the first primitive that produced it and the user's line; this is what JAX does too.
+primitive application, and `check_jit_outputs` after a jitted call (installed in the eager
+interpreter's and jit's `output_checks` when this module is imported, as `yax.debug` does).
+A jitted call whose outputs hold a NaN is run again op by op, eagerly (jitted sub-functions
+inlined), so the eager check names the first primitive that produced it and the user's line;
+this is what JAX does too.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from yax import errors
 from yax.config import config
 from yax.core import dtypes
 from yax.core.trace import use_trace
+from yax.interpreters import eager
 from yax.interpreters.eager import EVAL_TRACE
 from yax.interpreters.eval_jaxpr import bind_eqn, eval_jaxpr
+from yax.transforms import jit_entry
 
 
 def _bad(value: np.ndarray) -> str | None:
@@ -61,3 +65,7 @@ def _rerun(jaxpr, consts, args) -> list:
             return _rerun(inner.jaxpr, inner.consts, ins)
         return bind_eqn(eqn, ins)  # eval_jaxpr sets the line errors name
     return eval_jaxpr(jaxpr, consts, args, on_eqn=on_eqn)
+
+
+eager.output_checks.append(check_primitive)
+jit_entry.output_checks.append(check_jit_outputs)

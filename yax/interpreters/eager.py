@@ -13,15 +13,17 @@ import numpy as np
 
 from yax import errors
 from yax._resource_errors import raise_if_out_of_memory
+from yax.compile import cache, placement
+from yax.compile.compiler import compile_jaxpr
 from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import ShapedArray, TypedScalar
-from yax.core.ir import Eqn, Jaxpr, Var
+from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from yax.core.trace import Trace, Tracer, set_eval_trace
-from yax.interpreters import lowering
-from yax.runtime import backend, executable, transfer
+from yax.runtime import backend, sharding_bridge, transfer
 from yax.runtime.array import Array
-from yax.runtime.lru import LRUCache
+from yax.runtime.named_sharding import NamedSharding
+from yax.runtime.partition_spec import PartitionSpec
 
 
 class EvalTrace(Trace):
@@ -50,6 +52,7 @@ set_eval_trace(EVAL_TRACE)
 
 
 _scalar_arrays: dict = {}
+cache.on_clear(_scalar_arrays.clear)
 
 
 def to_array(x) -> Array:
@@ -94,7 +97,7 @@ def _eager_capacity() -> int:
 
 
 # (primitive, params, input avals, platform) -> (Executable.run, out avals); LRU-bounded.
-_exec_cache = LRUCache(_eager_capacity)
+_exec_cache = cache.new_cache("eager primitives", _eager_capacity)
 
 
 # Flags read on every eager op, mirrored here on each config change (two attribute lookups of
@@ -109,6 +112,18 @@ def _refresh_state(_name=None) -> None:
 
 _refresh_state()
 config.on_change(_refresh_state)
+
+# Checks run on every eager primitive's outputs while debug_nans/debug_infs is on, as
+# `check(primitive, outs)`: yax.debug.nans installs its own (debugging tools sit above here).
+output_checks: list = []
+
+
+def check_outputs(primitive, outs) -> None:
+    """Run the output checks on a primitive's eager outputs (for `impl` rules that compute them
+    without `apply_primitive`)."""
+    if _STATE["check_outputs"]:
+        for check in output_checks:
+            check(primitive, outs)
 
 
 def apply_primitive(primitive, arrays: list, params: dict) -> list:
@@ -148,8 +163,8 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
     else:
         outs = [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
     if _STATE["check_outputs"]:
-        from yax.debug.nans import check_primitive
-        check_primitive(primitive, outs)
+        for check in output_checks:
+            check(primitive, outs)
     return outs
 
 
@@ -169,22 +184,20 @@ def _onto_one_device(arrays: list, primitive) -> tuple[list, object]:
     return moved, place
 
 
-def _compile_primitive(primitive, avals, params, place=None):
+def _one_equation(primitive, avals, params) -> ClosedJaxpr:
     out_avals = primitive.out_avals(list(avals), params)
     invars = [Var(a) for a in avals]
     outvars = [Var(a) for a in out_avals]
-    jaxpr = Jaxpr([], invars, [Eqn(primitive, invars, params, outvars, None)], outvars)
-    platform = backend.platform()
-    mctx = lowering.lower_module(jaxpr, platform=platform)
-    device = sharding_bridge.device_of_placement(place)
-    exe = executable.compile_module(mctx.module, avals, out_avals, platform=platform,
-                                    host_callbacks=getattr(mctx, "host_callbacks", ()),
-                                    name=primitive.name,
-                                    devices=[device] if device is not None else None)
-    return exe.run, tuple(out_avals)
+    return ClosedJaxpr(Jaxpr([], invars, [Eqn(primitive, invars, params, outvars, None)],
+                             outvars), [])
 
 
-from yax.runtime import sharding_bridge  # noqa: E402
+def _compile_primitive(primitive, avals, params, place=None):
+    closed = _one_equation(primitive, avals, params)
+    exe = compile_jaxpr(closed, device=sharding_bridge.device_of_placement(place),
+                        name=primitive.name)
+    return exe.run, tuple(closed.out_avals)
+
 
 _SINGLE = sharding_bridge.SINGLE_DEVICE_TYPE
 
@@ -207,28 +220,16 @@ def _apply_sharded(primitive, arrays: list, params: dict) -> list:
 
 
 def _compile_sharded(primitive, avals, params, jax_shardings):
-    from yax.sharding import NamedSharding, PartitionSpec
-    from yax.transforms import jit_sharding
-    out_avals = primitive.out_avals(list(avals), params)
-    invars = [Var(a) for a in avals]
-    outvars = [Var(a) for a in out_avals]
-    jaxpr = Jaxpr([], invars, [Eqn(primitive, invars, params, outvars, None)], outvars)
+    closed = _one_equation(primitive, avals, params)
+    out_avals = closed.out_avals
     arg_sh = [None if s is None else sharding_bridge.from_jax(s) for s in jax_shardings]
     paths = [f"operand {i} of {primitive.name}" for i in range(len(avals))]
-    placement = jit_sharding.resolve(paths, avals, [None] * len(avals), arg_sh,
-                                     [None] * len(out_avals), out_avals, jaxpr)
-    replicated = NamedSharding(placement.mesh, PartitionSpec())
-    placement.in_shardings = [s if s is not None else replicated
-                              for s in placement.in_shardings]
-    platform = backend.platform()
-    mctx = lowering.lower_module(jaxpr, platform=platform,
-                                 device_ids=[d.id for d in placement.devices])
-    jit_sharding.annotate(mctx, placement, 0, avals, out_avals)
-    exe = executable.compile_module(mctx.module, avals, out_avals, platform=platform,
-                                    host_callbacks=getattr(mctx, "host_callbacks", ()),
-                                    name=primitive.name, devices=placement.devices,
-                                    mesh=placement.mesh)
-    return exe, jit_sharding.ArgumentPlacer(exe.in_shardings), tuple(out_avals)
+    where = placement.resolve(paths, avals, [None] * len(avals), arg_sh,
+                              [None] * len(out_avals), out_avals, closed.jaxpr)
+    replicated = NamedSharding(where.mesh, PartitionSpec())
+    where.in_shardings = [s if s is not None else replicated for s in where.in_shardings]
+    exe = compile_jaxpr(closed, where, name=primitive.name)
+    return exe, placement.ArgumentPlacer(exe.in_shardings), tuple(out_avals)
 
 
 def clear_cache() -> None:

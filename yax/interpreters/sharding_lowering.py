@@ -11,6 +11,8 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
+from yax.runtime.partition_spec import UNCONSTRAINED
+
 
 def mesh_symbol(mctx, mesh) -> str:
     """The symbol naming `mesh` in `mctx.module`, declaring it on first use."""
@@ -58,7 +60,6 @@ def tensor_sharding(mctx, mesh, dim_axes, *, open_dims=()) -> sdy.TensorSharding
 
 def named_sharding_attr(mctx, sharding, ndim: int) -> sdy.TensorShardingAttr:
     """The Shardy attribute of a yax NamedSharding for a value of rank `ndim`."""
-    from yax.sharding.partition_spec import UNCONSTRAINED
     spec = sharding.spec
     open_dims = {i for i in range(min(len(spec), ndim)) if spec[i] is UNCONSTRAINED}
     return tensor_sharding(mctx, sharding.mesh, sharding.dim_axes(ndim), open_dims=open_dims)

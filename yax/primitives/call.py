@@ -10,11 +10,9 @@ keep the inner program staged.
 from __future__ import annotations
 
 from yax import errors
-from yax.config import config
+from yax.compile.run import compile_closed_jaxpr, run_closed_jaxpr  # noqa: F401 (re-exported)
 from yax.core.primitive import Primitive
 from yax.interpreters import lowering
-from yax.runtime import backend, executable
-from yax.runtime.array import Array
 
 pjit_p = Primitive("pjit", multiple_results=True)
 
@@ -34,40 +32,7 @@ def _pjit_lower(ctx, *args, jaxpr, name):
     return lowering.call_function(ctx.module_ctx, jaxpr, name, list(args))
 
 
-_compiled: dict = {}
-
-
-def compile_closed_jaxpr(jaxpr, *, donated=()) -> executable.Executable:
-    """Compile a const-free closed jaxpr for the current platform (cached per jaxpr object)."""
-    platform = backend.platform()
-    key = (jaxpr, platform, tuple(donated), config.enable_x64)
-    exe = _compiled.get(key)
-    if exe is None:
-        mctx = lowering.lower_module(jaxpr.jaxpr, platform=platform, consts=jaxpr.consts,
-                                     consts_as_args=False, donated=donated)
-        exe = executable.compile_module(mctx.module, jaxpr.in_avals, jaxpr.out_avals,
-                                        platform=platform,
-                                        host_callbacks=getattr(mctx, "host_callbacks", ()))
-        _compiled[key] = exe
-    return exe
-
-
-def clear_compiled() -> None:
-    """Forget the executables compiled for eager `pjit` applications."""
-    _compiled.clear()
-
-
-def run_closed_jaxpr(jaxpr, arrays) -> list:
-    """Compile (once) and run a const-free closed jaxpr on concrete Arrays."""
-    exe = compile_closed_jaxpr(jaxpr)
-    bufs = exe([a.buffer for a in arrays])
-    return [Array(b, aval) for b, aval in zip(bufs, jaxpr.out_avals, strict=True)]
-
-
 def _pjit_impl(*arrays, jaxpr, name):
-    from yax.transforms import jit_sharding
-    if jit_sharding.needs_devices(jaxpr, arrays):  # sharded inputs or a mesh inside
-        return jit_sharding.run_closed_sharded(jaxpr, arrays)
     return run_closed_jaxpr(jaxpr, arrays)
 
 

@@ -18,15 +18,15 @@ them), which gives the transformation rules:
 
 from __future__ import annotations
 
-import functools
 import math
 
 from jaxlib.mlir import ir
 
 from yax import errors
+from yax.compile.when_eager import CompiledVariants
 from yax.core.primitive import Primitive
 from yax.core.trace import bind, use_trace
-from yax.interpreters import ad_util, batching, lowering, mlir
+from yax.interpreters import ad_util, batching, eager, lowering, mlir
 from yax.interpreters import jvp as jvp_interp
 from yax.interpreters import sharding_lowering as sl
 from yax.interpreters.eval_jaxpr import eval_jaxpr
@@ -36,7 +36,8 @@ from yax.interpreters.transpose import is_undefined, transpose_jaxpr
 from yax.primitives import collectives as coll
 from yax.primitives import mesh_axes
 from yax.primitives._lax import lax
-from yax.sharding import NamedSharding, PartitionSpec
+from yax.runtime.named_sharding import NamedSharding
+from yax.runtime.partition_spec import PartitionSpec
 
 shard_map_p = Primitive("shard_map", multiple_results=True)
 
@@ -109,15 +110,20 @@ def _lower(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma, name):
 
 # --- eager: one compiled program per application -----------------------------------------------
 
-@functools.lru_cache(maxsize=256)
-def _jitted(params_key):
-    from yax.transforms.jit import jit
-    params = dict(params_key)
-    return jit(lambda *args: shard_map_p.bind(*args, **params))
+_compiled = CompiledVariants("shard_map")
 
 
 def _impl(*arrays, **params):
-    return _jitted(tuple(sorted(params.items(), key=lambda kv: kv[0])))(*arrays)
+    key = tuple(sorted(params.items(), key=lambda kv: kv[0]))
+    outs = _compiled.get_or_make(key, lambda: _binder(params))(*arrays)
+    eager.check_outputs(shard_map_p, outs)  # debug_nans/debug_infs
+    return outs
+
+
+def _binder(params: dict):
+    def shard_map(*args):
+        return shard_map_p.bind(*args, **params)
+    return shard_map
 
 
 # --- helpers for the rules ---------------------------------------------------------------------

@@ -10,13 +10,19 @@ the mesh's devices.
 
 from __future__ import annotations
 
+import numpy as np
+from jaxlib.mlir.dialects import sdy
+
 from yax import tree_util
+from yax.compile.placement import broadcast_prefix
 from yax.core.avals import ShapedArray
 from yax.core.primitive import Primitive
 from yax.interpreters import sharding_lowering as sl
 from yax.runtime import sharding_bridge, transfer
 from yax.runtime.array import Array
-from yax.sharding import NamedSharding, PartitionSpec, ShardingError, current_mesh
+from yax.runtime.mesh import current_mesh
+from yax.runtime.named_sharding import NamedSharding, ShardingError
+from yax.runtime.partition_spec import PartitionSpec
 
 __all__ = ["with_sharding_constraint"]
 
@@ -27,16 +33,12 @@ def _abstract_eval(x, *, sharding, mesh):
 
 
 def _lower(ctx, x, *, sharding, mesh):
-    from jaxlib.mlir.dialects import sdy
-
     ndim = len(ctx.avals_in[0].shape)
     attr = sl.named_sharding_attr(ctx.module_ctx, sharding, ndim)
     return [sdy.ShardingConstraintOp(x, attr).result]
 
 
 def _impl(x, *, sharding, mesh):  # eager: a list of outputs, as process_primitive returns
-    import numpy as np
-
     if sharding_bridge.is_multi_device(x._buf) and sharding_bridge.sharding_of_array(x) == sharding:
         return [x]
     return [Array(transfer.device_put_sharded(np.asarray(x), sharding), x.aval)]
@@ -104,7 +106,6 @@ def with_sharding_constraint(x, shardings):
     if is_leaf(shardings):
         per_leaf = [shardings] * len(leaves)
     else:
-        from yax.transforms.jit_sharding import broadcast_prefix
         per_leaf = broadcast_prefix(shardings, x, "with_sharding_constraint's shardings")
     outs = []
     for leaf, s in zip(leaves, per_leaf, strict=True):

@@ -9,6 +9,7 @@ staged as a `pjit` like any jitted function, so it fuses into the caller's progr
 
 from __future__ import annotations
 
+from yax.compile.when_eager import CompiledVariants
 from yax.transforms.jit import jit
 
 
@@ -18,13 +19,13 @@ class Kernel:
 
     def __init__(self, fun):
         self._fun = fun
-        self._jitted: dict = {}
+        self._jitted = CompiledVariants(fun.__name__, jit)
 
     def __call__(self, *dynamic, **static):
         key = tuple(static.items())
         jitted = self._jitted.get(key)
-        if jitted is None:  # threads racing on a new key share the first stored function
-            jitted = self._jitted.setdefault(key, jit(self._bind(static)))
+        if jitted is None:  # threads racing on a new key share the first one made
+            jitted = self._jitted.get_or_make(key, lambda: self._bind(static))
         return jitted(*dynamic)
 
     def _bind(self, static: dict):

@@ -9,5 +9,8 @@ The narrow interface the rest of yax uses:
   dispatch:   jaxlib's C++ jit dispatch object driven by yax (`AVAILABLE` where supported)
   lru:        the bounded, thread-safe cache used by jit, eager and rule caches
   array:      the `Array` type (a device buffer plus its aval)
+  mesh, named_sharding, partition_spec: `Mesh`, the shardings and `PartitionSpec` (public as
+              `yax.sharding`), which placement and the XLA bridge below need
+  sharding_bridge: yax shardings <-> jaxlib's sharding objects
 Nothing here imports from `yax.interpreters` or above.
 """

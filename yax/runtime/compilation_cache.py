@@ -23,6 +23,8 @@ import tempfile
 import threading
 import warnings
 
+import jaxlib
+
 from yax.config import config
 
 _MAGIC = b"YAXC1\0"
@@ -40,8 +42,6 @@ def cache_dir() -> str | None:
 
 def entry_key(module, *, platform: str, client, device, compile_options) -> str:
     """A hex digest naming the executable `module` compiles to under these conditions."""
-    import jaxlib
-
     h = hashlib.sha256()
     buf = io.BytesIO()
     with module.context:

@@ -21,10 +21,13 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import jax.core as _jax_core
+from jaxlib import _jax
+
 from yax import tree_util
 from yax.config import config
 from yax.runtime.array import Array
-from yax.runtime.transfer import sharding_of
+from yax.runtime.sharding_bridge import sharding_of
 
 
 class FastpathData(NamedTuple):
@@ -52,9 +55,6 @@ def _refuse_shard_arg(x, *_rest):
 
 def _detect():
     try:
-        import jax.core as jax_core
-        from jaxlib import _jax
-
         registry = _jax.pytree.PyTreeRegistry()
         registry.register_dataclass_node(Array, ["_buf"], ["aval"])
         key = _jax.config.Config("yax_jit_state", _state_value(), include_in_jit_key=True)
@@ -63,7 +63,7 @@ def _detect():
                           [], ("yax",), registry, _refuse_shard_arg, _jax.PjitFunctionCache(4))
         if probe(1, b=2) != 3 or probe(1, b=2) != 3:
             return None
-        return _jax, jax_core, registry, key
+        return registry, key
     except Exception:  # another jaxlib: the Python path only
         return None
 
@@ -71,7 +71,7 @@ def _detect():
 _found = _detect()
 AVAILABLE = _found is not None
 if AVAILABLE:
-    _jax, _jax_core, _registry, _key_config = _found
+    _registry, _key_config = _found
     config.on_change(lambda _name: _key_config.set_global(_state_value()))
 
 

@@ -11,22 +11,20 @@ from __future__ import annotations
 
 import threading
 
+import jax.core as _jax_core
+from jaxlib import _jax
 from jaxlib import xla_client as _xc
 
 from yax.runtime import backend, compilation_cache
-from yax.runtime.sharding_bridge import device_assignment, from_hlo
+from yax.runtime.sharding_bridge import device_assignment, from_hlo, sharding_of, to_jax
 
 stats = {"compiles": 0, "cache_loads": 0}
 
 
 def _detect_fast_execute() -> bool:
-    try:
-        from jaxlib import _jax
-        return (callable(getattr(_jax, "array_result_handler", None))
-                and hasattr(_jax, "LoadedExecutable")
-                and hasattr(_jax.LoadedExecutable, "execute_sharded"))
-    except Exception:  # a jaxlib without the private module: the public `execute` path
-        return False
+    return (callable(getattr(_jax, "array_result_handler", None))
+            and hasattr(_jax, "LoadedExecutable")
+            and hasattr(_jax.LoadedExecutable, "execute_sharded"))
 
 
 FAST_EXECUTE = _detect_fast_execute()
@@ -40,14 +38,9 @@ def _result_handlers(out_avals, device, out_shardings=None):
     if not FAST_EXECUTE:
         return None
     try:
-        import jax.core as _jax_core
-        from jaxlib import _jax
-
-        from yax.runtime.transfer import sharding_of
         if out_shardings is None:
             shardings = [sharding_of(device)] * len(out_avals)
         else:
-            from yax.runtime.sharding_bridge import to_jax
             shardings = [to_jax(s) for s in out_shardings]
         return [_result_handler(_jax, _jax_core.ShapedArray(a.shape, a.dtype), s)
                 for a, s in zip(out_avals, shardings, strict=True)]

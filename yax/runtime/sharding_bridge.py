@@ -7,15 +7,27 @@ classes for users and converts here, once per distinct sharding.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 import jax
 import numpy as np
+from jaxlib import _jax
 from jaxlib import xla_client as _xc
 
-from yax.runtime.transfer import sharding_of
-from yax.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
-from yax.sharding.partition_spec import UNCONSTRAINED
+from yax.runtime.mesh import Mesh
+from yax.runtime.named_sharding import NamedSharding, Sharding, SingleDeviceSharding
+from yax.runtime.partition_spec import UNCONSTRAINED, PartitionSpec
+
+_single_device: dict = {}
+
+
+def sharding_of(device):
+    """The jaxlib single-device sharding of `device` (one object per device)."""
+    s = _single_device.get(device)
+    if s is None:
+        s = _single_device[device] = jax.sharding.SingleDeviceSharding(device)
+    return s
 
 
 @functools.lru_cache(maxsize=512)
@@ -51,7 +63,6 @@ class OpaqueSharding(Sharding):
     def __init__(self, hlo_sharding, devices):
         self.hlo = hlo_sharding
         self._devices = list(devices)
-        from jaxlib import _jax
         self.jax_sharding = _jax.GSPMDSharding(_xc.DeviceList(tuple(self._devices)),
                                                hlo_sharding)
 
@@ -142,7 +153,6 @@ def _candidate_specs(tiles, names, sizes):
 
 
 def _ordered_subsets(items, r):
-    import itertools
     return itertools.permutations(items, r)
 
 

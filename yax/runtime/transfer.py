@@ -5,20 +5,16 @@ from __future__ import annotations
 import jax
 import jax.core as _jax_core
 import numpy as np
+from jaxlib import _jax
 from jaxlib import xla_client as _xc
 
 from yax._resource_errors import raise_if_out_of_memory
+from yax.runtime.mesh import Mesh
+from yax.runtime.named_sharding import NamedSharding, SingleDeviceSharding
+from yax.runtime.partition_spec import PartitionSpec
+from yax.runtime.sharding_bridge import OpaqueSharding, sharding_of, to_jax
 
 _SEMANTICS = _xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
-_shardings: dict = {}
-
-
-def sharding_of(device):
-    """The single-device sharding of `device` (one object per device)."""
-    s = _shardings.get(device)
-    if s is None:
-        s = _shardings[device] = jax.sharding.SingleDeviceSharding(device)
-    return s
 
 
 def device_put(value: np.ndarray, device):
@@ -65,12 +61,8 @@ def device_put_sharded(value: np.ndarray, sharding):
 def _detect_array_impl():
     """jaxlib's private array constructor (about 6 us for 8 shards), detected once; None: the
     public `jax.make_array_from_single_device_arrays`, which checks more and is slower."""
-    try:
-        from jaxlib import _jax
-        ctor = _jax.ArrayImpl
-        return ctor if hasattr(ctor, "_arrays") else None
-    except (ImportError, AttributeError):
-        return None
+    ctor = getattr(_jax, "ArrayImpl", None)
+    return ctor if hasattr(ctor, "_arrays") else None
 
 
 _ARRAY_IMPL = _detect_array_impl()
@@ -78,7 +70,6 @@ _ARRAY_IMPL = _detect_array_impl()
 
 def assemble(shape, dtype, sharding, single_device_buffers: list):
     """One global buffer from per-device buffers (in the sharding's device order)."""
-    from yax.runtime.sharding_bridge import to_jax
     if _ARRAY_IMPL is not None:
         aval = _jax_core.ShapedArray(tuple(shape), np.dtype(dtype))
         try:
@@ -120,9 +111,6 @@ def yax_sharding_of(buffer):
 
 
 def _from_jax(js):
-    from yax.runtime.sharding_bridge import OpaqueSharding
-    from yax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
-
     if isinstance(js, jax.sharding.NamedSharding):  # kept even on a one-device mesh, as JAX
         mesh = Mesh(np.asarray(js.mesh.devices), tuple(js.mesh.axis_names))
         return NamedSharding(mesh, PartitionSpec(*js.spec))

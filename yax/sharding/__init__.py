@@ -2,23 +2,29 @@
 
     mesh = yax.make_mesh((8,), ("data",))
     x = yax.device_put(x, NamedSharding(mesh, P("data")))
+
+The classes live on the runtime floor (`yax.runtime.mesh`, `named_sharding`, `partition_spec`),
+where placement and the XLA bridge use them; this package is their public face.
 """
 
-from yax.sharding.extras import (  # noqa: F401
-           AxisType,
-           get_abstract_mesh,
-           get_mesh,
-           reshard,
-           set_mesh,  # noqa: F401
+from yax.runtime.mesh import (  # noqa: F401
+    AxisType,
+    Mesh,
+    current_mesh,
+    get_abstract_mesh,
+    get_mesh,
+    make_mesh,
+    set_mesh,
+    use_mesh,
 )
-from yax.sharding.mesh import Mesh, current_mesh, make_mesh, use_mesh  # noqa: F401
-from yax.sharding.named import (  # noqa: F401
-           NamedSharding,
-           Sharding,
-           ShardingError,
-           SingleDeviceSharding,  # noqa: F401
+from yax.runtime.named_sharding import (  # noqa: F401
+    NamedSharding,
+    Sharding,
+    ShardingError,
+    SingleDeviceSharding,
 )
-from yax.sharding.partition_spec import UNCONSTRAINED, P, PartitionSpec  # noqa: F401
+from yax.runtime.partition_spec import UNCONSTRAINED, P, PartitionSpec  # noqa: F401
+from yax.transforms.reshard import reshard  # noqa: F401
 
 __all__ = ["Mesh", "NamedSharding", "PartitionSpec", "P", "Sharding", "SingleDeviceSharding",
            "ShardingError", "UNCONSTRAINED", "current_mesh", "make_mesh", "use_mesh", "AxisType",

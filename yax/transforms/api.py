@@ -8,15 +8,16 @@ import contextlib
 import numpy as np
 
 from yax import tree_util
+from yax.compile import cache as compile_cache
 from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.trace import Tracer
 from yax.interpreters import eager, rule_cache, traced_cache
-from yax.primitives import call
 from yax.runtime import backend as _backend
 from yax.runtime import executable, transfer
 from yax.runtime.array import Array
+from yax.runtime.named_sharding import Sharding, SingleDeviceSharding
 from yax.transforms.jit import jit
 
 
@@ -48,12 +49,10 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 
 
 def _is_target(t) -> bool:
-    from yax.sharding import Sharding
     return t is None or isinstance(t, Sharding) or hasattr(t, "client") and hasattr(t, "id")
 
 
 def _put_leaf(leaf, target):
-    from yax.sharding import Sharding, SingleDeviceSharding
     if isinstance(leaf, Tracer):
         return leaf
     if target is None:
@@ -170,13 +169,9 @@ def clear_caches() -> None:
     executable cache, the transformation-rule cache and the compile-level caches. The persistent
     compilation cache on disk (`config.compilation_cache_dir`) is left as it is.
     """
-    from yax.transforms import jit
-
-    jit.clear_all()
-    eager.clear_cache()
+    compile_cache.clear_all()  # jit entries, eager executables and every compiled variant
     rule_cache.clear()
     traced_cache.clear()
-    call.clear_compiled()
     executable.clear_caches()
 
 

@@ -13,6 +13,7 @@ from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.runtime import transfer
 from yax.runtime.array import Array
+from yax.runtime.named_sharding import Sharding
 
 
 def make_array_from_callback(shape, sharding, data_callback) -> Array:
@@ -89,7 +90,6 @@ def make_array_from_single_device_arrays(shape, sharding, arrays) -> Array:
 
 
 def _check_target(shape, sharding) -> tuple:
-    from yax.sharding import Sharding
     if not isinstance(sharding, Sharding):
         raise TypeError(f"expected a yax sharding (NamedSharding, SingleDeviceSharding), got "
                         f"{sharding!r}")

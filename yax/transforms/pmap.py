@@ -16,6 +16,9 @@ import itertools
 from yax import errors, tree_util
 from yax.core.avals import aval_of_value
 from yax.runtime import backend as rt_backend
+from yax.runtime.mesh import Mesh
+from yax.runtime.named_sharding import NamedSharding
+from yax.runtime.partition_spec import PartitionSpec
 from yax.transforms._args import canonical_leaf, check_hashable_static, normalize_argnums
 from yax.transforms.api import eval_shape
 from yax.transforms.jit import jit
@@ -122,7 +125,6 @@ class PmapFunction:
         return sizes.pop(), dims
 
     def _mesh(self, size: int):
-        from yax.sharding import Mesh
         devices = self._devices
         if devices is None:
             devices = rt_backend.local_devices(self._backend)
@@ -139,8 +141,6 @@ class PmapFunction:
         return _mesh_of(tuple(devices), self._name, Mesh)
 
     def _build(self, static, dyn_pos, dyn, in_axes, dims, mesh, nargs):
-        from yax.sharding import NamedSharding, PartitionSpec
-
         fun, name = self._fun, self._name
 
         def per_call(*dyn_args):

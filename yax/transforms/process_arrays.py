@@ -8,7 +8,7 @@ from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.runtime import backend, transfer
 from yax.runtime.array import Array
-from yax.sharding.named import ShardingError
+from yax.runtime.named_sharding import ShardingError
 
 
 def make_array_from_process_local_data(sharding, local_data, global_shape=None) -> Array:

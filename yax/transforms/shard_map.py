@@ -12,7 +12,9 @@ import functools
 from yax import errors, tree_util
 from yax.core.avals import aval_of_value
 from yax.primitives import shard_map as sm
-from yax.sharding import NamedSharding, PartitionSpec, ShardingError, current_mesh
+from yax.runtime.mesh import current_mesh
+from yax.runtime.named_sharding import NamedSharding, ShardingError
+from yax.runtime.partition_spec import PartitionSpec
 from yax.transforms._args import canonical_leaf
 
 # collectives after which a value is the same on every device along the named axis

@@ -7,6 +7,7 @@ import functools
 import numpy as np
 
 from yax import errors, tree_util
+from yax.compile.when_eager import CompiledVariants
 from yax.config import config
 from yax.core import dtypes
 from yax.core.trace import current_trace
@@ -56,7 +57,6 @@ def eps(dtype) -> float:
 # --- eager linear algebra as one executable --------------------------------------------------
 
 _STATIC_LEAF_TYPES = (bool, int, float, complex, str)
-_MAX_VARIANTS = 64  # compiled variants kept per routine (static values and pytree structures)
 
 
 def compiled_when_eager(fun):
@@ -70,7 +70,7 @@ def compiled_when_eager(fun):
     else (tracers, NumPy arrays, lists, debugging flags) calls `fun` directly, so
     transformations see the same primitives as before.
     """
-    variants: dict = {}
+    variants = CompiledVariants(getattr(fun, "__name__", "linalg"), jit)
 
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
@@ -98,18 +98,17 @@ def compiled_when_eager(fun):
         except TypeError:  # an unhashable static value (should not happen for these types)
             return fun(*args, **kwargs)
         if jitted is None:
-            if len(variants) >= _MAX_VARIANTS:
-                variants.clear()
-            jitted = variants[key] = _jit_flat(fun, tree, len(leaves), dynamic, statics)
+            jitted = variants.get_or_make(
+                key, lambda: _flat(fun, tree, len(leaves), dynamic, statics))
             if not kwargs and not statics and len(dynamic) == len(args):
-                variants[len(args)] = jitted  # positional Arrays only: keyed by their count
+                variants.put(len(args), jitted)  # positional Arrays only: keyed by their count
         return jitted(*[leaves[i] for i in dynamic])
     wrapper.eager_variants = variants  # for tests: which variants were compiled
     return wrapper
 
 
-def _jit_flat(fun, tree, n_leaves: int, dynamic: list, statics: list):
-    """`jit` of `fun` taking only the Array leaves, positionally (the jit fast path)."""
+def _flat(fun, tree, n_leaves: int, dynamic: list, statics: list):
+    """`fun` taking only the Array leaves, positionally (so its `jit` takes the fast path)."""
 
     template = [None] * n_leaves
     for i, _, value in statics:
@@ -122,4 +121,4 @@ def _jit_flat(fun, tree, n_leaves: int, dynamic: list, statics: list):
         args, kwargs = tree_util.tree_unflatten(tree, full)
         return fun(*args, **kwargs)
     flat.__name__ = flat.__qualname__ = getattr(fun, "__name__", "linalg")
-    return jit(flat)
+    return flat

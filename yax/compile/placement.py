@@ -1,5 +1,6 @@
-"""Sharded `jit`: resolving in/out shardings, finding the program's devices, lowering with
-Shardy annotations and placing arguments where the compiled SPMD program expects them.
+"""Placement of a program on devices: resolving in/out shardings, finding the program's devices
+and mesh, the Shardy annotations of its module, and placing arguments where the compiled SPMD
+program expects them. Used by jit, eager primitives on sharded inputs and eager `pjit`.
 
 Choices (where JAX differs between versions):
   - a committed multi-device argument whose sharding differs from `in_shardings` is resharded
@@ -11,17 +12,16 @@ Choices (where JAX differs between versions):
 from __future__ import annotations
 
 import numpy as np
+from jaxlib.mlir import ir
 
 from yax import tree_util
 from yax.core.ir import subjaxprs
-from yax.interpreters import lowering
 from yax.interpreters import sharding_lowering as sl
 from yax.runtime import sharding_bridge, transfer
-from yax.runtime.array import Array
-from yax.runtime.sharding_bridge import is_multi_device
-from yax.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, ShardingError
-from yax.sharding import current_mesh as _current_mesh
-from yax.sharding.named import SingleDeviceSharding
+from yax.runtime.mesh import Mesh
+from yax.runtime.mesh import current_mesh as _current_mesh
+from yax.runtime.named_sharding import NamedSharding, Sharding, ShardingError, SingleDeviceSharding
+from yax.runtime.partition_spec import PartitionSpec
 
 
 def _is_sharding_leaf(x) -> bool:
@@ -118,8 +118,6 @@ def resolve(paths, avals, in_sh, arg_sh, out_sh, out_avals, jaxpr) -> Placement 
 
 def annotate(mctx, placement: Placement, n_consts: int, in_avals, out_avals) -> None:
     """`sdy.sharding` on main's parameters (consts replicated) and requested results."""
-    from jaxlib.mlir import ir
-
     main = next(op for op in mctx.module.body.operations
                 if getattr(op, "sym_name", None) is not None and op.sym_name.value == "main")
     replicated = NamedSharding(placement.mesh, PartitionSpec())
@@ -168,46 +166,3 @@ def _same_blocks(a, b, shape) -> bool:
             a._device_order() == b._device_order()
     except Exception:  # a placement that cannot describe this shape: copy
         return False
-
-
-_closed_cache: dict = {}
-_has_mesh: dict = {}
-
-
-def needs_devices(jaxpr, arrays) -> bool:
-    """Whether an eager application of a closed jaxpr must run on several devices."""
-    if any(is_multi_device(a._buf) for a in arrays):
-        return True
-    hit = _has_mesh.get(jaxpr)
-    if hit is None:
-        hit = _has_mesh[jaxpr] = bool(eqn_meshes(jaxpr.jaxpr, []))
-    return hit
-
-
-def run_closed_sharded(jaxpr, arrays) -> list:
-    """Run a const-free closed jaxpr as one SPMD program over its inputs' (and its equations'
-    meshes') devices: the eager form of a jitted function applied under a transformation."""
-    from yax.runtime import backend, executable, sharding_bridge
-    jax_sh = tuple(a._buf.sharding if sharding_bridge.is_multi_device(a._buf) else None
-                   for a in arrays)
-    key = (jaxpr, jax_sh)
-    hit = _closed_cache.get(key)
-    if hit is None:
-        arg_sh = [None if s is None else sharding_bridge.from_jax(s) for s in jax_sh]
-        n_out = len(jaxpr.out_avals)
-        paths = [f"operand {i}" for i in range(len(arrays))]
-        placement = resolve(paths, jaxpr.in_avals, [None] * len(arrays), arg_sh,
-                            [None] * n_out, jaxpr.out_avals, jaxpr.jaxpr)
-        mctx = lowering.lower_module(jaxpr.jaxpr, platform=backend.platform(),
-                                     consts=jaxpr.consts, consts_as_args=False,
-                                     device_ids=[d.id for d in placement.devices])
-        annotate(mctx, placement, 0, jaxpr.in_avals, jaxpr.out_avals)
-        exe = executable.compile_module(mctx.module, jaxpr.in_avals, jaxpr.out_avals,
-                                        devices=placement.devices, mesh=placement.mesh,
-                                        host_callbacks=getattr(mctx, "host_callbacks", ()))
-        hit = _closed_cache[key] = (exe, ArgumentPlacer(exe.in_shardings))
-        if len(_closed_cache) > 512:
-            _closed_cache.pop(next(iter(_closed_cache)))
-    exe, placer = hit
-    bufs = exe.run(placer.place_all([a.buffer for a in arrays], jaxpr.in_avals))
-    return [Array(b, aval) for b, aval in zip(bufs, jaxpr.out_avals, strict=True)]

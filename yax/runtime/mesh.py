@@ -1,0 +1,210 @@
+"""`Mesh`: an n-dimensional array of devices with a name per axis; `make_mesh`.
+
+Partition p of a program compiled for a mesh runs on `mesh.devices.flat[p]` (row-major), which is
+also the order collectives' replica groups use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import enum
+import math
+from collections import OrderedDict
+
+import numpy as np
+
+from yax.runtime import backend
+
+_current: contextvars.ContextVar = contextvars.ContextVar("yax_mesh", default=None)
+
+
+class AxisType(enum.Enum):
+    """How a mesh axis is treated. yax partitions every axis automatically (Auto) outside
+    shard_map and manually (Manual) inside it; the value is accepted for compatibility."""
+
+    Auto = "auto"
+    Explicit = "explicit"
+    Manual = "manual"
+
+
+class Mesh:
+    """Devices laid out in a grid whose axes have names.
+
+    Args:
+      devices: an array (or nested list) of devices; its shape is the mesh shape.
+      axis_names: one name per axis of `devices`.
+
+    `with mesh:` makes it the current mesh (used by `with_sharding_constraint` and `shard_map`
+    when they are given a bare PartitionSpec). Meshes are equal when they hold the same devices
+    in the same layout under the same names.
+    """
+
+    def __init__(self, devices, axis_names, *, axis_types=None):
+        arr = np.empty(np.shape(devices), dtype=object) if not isinstance(devices, np.ndarray) \
+            else None
+        if arr is not None:
+            arr[...] = _object_grid(devices, arr.shape)
+            devices = arr
+        if isinstance(axis_names, str):
+            axis_names = (axis_names,)
+        axis_names = tuple(axis_names)
+        if devices.ndim != len(axis_names):
+            raise ValueError(f"Mesh: devices has {devices.ndim} dimensions {devices.shape} but "
+                             f"{len(axis_names)} axis names {axis_names} were given; give one "
+                             f"name per dimension")
+        if len(set(axis_names)) != len(axis_names):
+            raise ValueError(f"Mesh: axis names {axis_names} repeat a name")
+        ids = [d.id for d in devices.flat]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"Mesh: a device appears twice (device ids {ids})")
+        self.devices = devices
+        self.axis_names = axis_names
+        self.axis_types = axis_types
+        self._key = (tuple(devices.shape), tuple(ids), axis_names)
+        self._token = []
+
+    @property
+    def shape(self) -> OrderedDict:
+        """Axis name -> size, in axis order."""
+        return OrderedDict(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def axis_sizes(self) -> tuple:
+        return tuple(self.devices.shape)
+
+    @property
+    def shape_tuple(self) -> tuple:
+        return tuple(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def size(self) -> int:
+        return int(self.devices.size)
+
+    @property
+    def empty(self) -> bool:
+        return self.devices.size == 0
+
+    @property
+    def device_ids(self) -> np.ndarray:
+        return np.vectorize(lambda d: d.id, otypes=[int])(self.devices)
+
+    @property
+    def devices_flat(self) -> list:
+        """The devices in partition order (row-major)."""
+        return list(self.devices.flat)
+
+    @property
+    def local_devices(self) -> list:
+        here = backend.process_index()
+        return [d for d in self.devices.flat if getattr(d, "process_index", 0) == here]
+
+    @property
+    def is_multi_process(self) -> bool:
+        return len({getattr(d, "process_index", 0) for d in self.devices.flat}) > 1
+
+    def axis_size(self, name) -> int:
+        if isinstance(name, (tuple, list)):
+            return math.prod(self.axis_size(n) for n in name)
+        try:
+            return self.shape[name]
+        except KeyError:
+            raise ValueError(f"axis name {name!r} is not in the mesh axes "
+                             f"{self.axis_names}") from None
+
+    def __eq__(self, other):
+        return isinstance(other, Mesh) and self._key == other._key
+
+    def __hash__(self):
+        return hash(("Mesh", self._key))
+
+    def __repr__(self):
+        shape = ", ".join(f"'{n}': {s}" for n, s in self.shape.items())
+        return f"Mesh(axis_sizes={{{shape}}}, device_ids={self.device_ids.tolist()})"
+
+    def __enter__(self):
+        self._token.append(_current.set(self))
+        return self
+
+    def __exit__(self, *exc):
+        _current.reset(self._token.pop())
+        return False
+
+
+def _object_grid(devices, shape):
+    flat = list(np.asarray(devices, dtype=object).reshape(-1)) if shape else [devices]
+    out = np.empty(len(flat), dtype=object)
+    out[:] = flat
+    return out.reshape(shape)
+
+
+def current_mesh() -> Mesh | None:
+    """The mesh of the innermost `with mesh:` block (or `use_mesh`), or None."""
+    return _current.get()
+
+
+@contextlib.contextmanager
+def use_mesh(mesh: Mesh):
+    """Make `mesh` the current mesh inside the block (same as `with mesh:`)."""
+    token = _current.set(mesh)
+    try:
+        yield mesh
+    finally:
+        _current.reset(token)
+
+
+class _MeshSetting:
+    """`set_mesh(mesh)`: sets the current mesh; also usable as a `with` block that restores
+    the previous one."""
+
+    def __init__(self, mesh):
+        self._token = _current.set(mesh)
+
+    def __enter__(self):
+        return _current.get()
+
+    def __exit__(self, *exc):
+        _current.reset(self._token)
+        return False
+
+
+def set_mesh(mesh):
+    """Make `mesh` the current mesh (for this thread / task), as `with mesh:` does inside a
+    block. Returns an object that, used in `with`, restores the previous mesh at the end."""
+    return _MeshSetting(mesh)
+
+
+def get_mesh():
+    """The current mesh (`with mesh:` / `set_mesh`), or None."""
+    return current_mesh()
+
+
+get_abstract_mesh = get_mesh
+
+
+def make_mesh(axis_shapes, axis_names, *, devices=None, axis_types=None) -> Mesh:
+    """A mesh of the given shape over the first prod(axis_shapes) devices (default: all devices
+    of the backend in use, in id order).
+
+    Example:
+      >>> mesh = yax.make_mesh((4, 2), ("data", "model"))   # needs 8 devices
+    """
+    axis_shapes = tuple(int(s) for s in axis_shapes)
+    if isinstance(axis_names, str):
+        axis_names = (axis_names,)
+    if len(axis_shapes) != len(axis_names):
+        raise ValueError(f"make_mesh: {len(axis_shapes)} axis sizes {axis_shapes} but "
+                         f"{len(axis_names)} names {tuple(axis_names)}")
+    devs = list(devices) if devices is not None else backend.devices()
+    need = math.prod(axis_shapes)
+    if need > len(devs):
+        raise ValueError(
+            f"make_mesh: a mesh of shape {axis_shapes} needs {need} devices but only "
+            f"{len(devs)} are available; on CPU, set XLA_FLAGS=--xla_force_host_platform_"
+            f"device_count={need} before yax starts, or use a smaller mesh")
+    if devices is None and need != len(devs):
+        raise ValueError(f"make_mesh: the mesh shape {axis_shapes} uses {need} of the "
+                         f"{len(devs)} devices; pass devices= to choose a subset")
+    grid = np.empty(need, dtype=object)
+    grid[:] = devs[:need]
+    return Mesh(grid.reshape(axis_shapes), tuple(axis_names), axis_types=axis_types)

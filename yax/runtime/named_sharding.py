@@ -1,0 +1,209 @@
+"""Shardings: where each block of an array lives.
+
+`NamedSharding(mesh, spec)` splits dimension i of an array over the mesh axes named by `spec[i]`
+and replicates it over the mesh axes the spec does not name. `SingleDeviceSharding(device)` puts
+the whole array on one device. Both answer the same questions: `shard_shape`,
+`devices_indices_map`, `is_fully_replicated`, `device_set`, `addressable_devices`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from yax.runtime import backend
+from yax.runtime.mesh import Mesh
+from yax.runtime.partition_spec import UNCONSTRAINED, PartitionSpec
+
+
+class ShardingError(ValueError):
+    """A sharding that does not fit an array (rank, divisibility, unknown mesh axis)."""
+
+
+class Sharding:
+    """Base class of yax shardings."""
+
+    memory_kind = None
+
+    @property
+    def num_devices(self) -> int:
+        return len(self.device_set)
+
+    @property
+    def addressable_devices(self) -> set:
+        here = backend.process_index()
+        return {d for d in self.device_set if getattr(d, "process_index", 0) == here}
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return len(self.addressable_devices) == len(self.device_set)
+
+    def addressable_devices_indices_map(self, global_shape) -> dict:
+        local = self.addressable_devices
+        return {d: idx for d, idx in self.devices_indices_map(global_shape).items() if d in local}
+
+    def is_equivalent_to(self, other, ndim: int) -> bool:
+        """Same placement of every block of an array of rank `ndim`."""
+        if not isinstance(other, Sharding):
+            return False
+        shape = (2 ** 10,) * ndim  # divisible by any small mesh axis product
+        try:
+            return (self._device_order() == other._device_order()
+                    and self.devices_indices_map(shape) == other.devices_indices_map(shape))
+        except ShardingError:
+            return False
+
+
+class SingleDeviceSharding(Sharding):
+    """The whole array on one device."""
+
+    def __init__(self, device, *, memory_kind=None):
+        self._device = device
+        self.memory_kind = memory_kind
+
+    @property
+    def device_set(self) -> set:
+        return {self._device}
+
+    def _device_order(self) -> list:
+        return [self._device]
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return True
+
+    def shard_shape(self, global_shape) -> tuple:
+        return tuple(global_shape)
+
+    def devices_indices_map(self, global_shape) -> dict:
+        return {self._device: tuple(slice(None) for _ in global_shape)}
+
+    def __eq__(self, other):
+        return isinstance(other, SingleDeviceSharding) and other._device == self._device
+
+    def __hash__(self):
+        return hash(("SingleDeviceSharding", self._device))
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={self._device!r})"
+
+
+class NamedSharding(Sharding):
+    """An array laid out over `mesh` as `spec` says.
+
+    Args:
+      mesh: a `yax.sharding.Mesh`.
+      spec: a `PartitionSpec` (a tuple is converted), one entry per leading dimension.
+
+    Example:
+      >>> mesh = yax.make_mesh((8,), ("data",))
+      >>> x = yax.device_put(jnp.zeros((16, 4)), NamedSharding(mesh, P("data")))
+      >>> x.sharding.shard_shape(x.shape)   # (2, 4)
+    """
+
+    def __init__(self, mesh: Mesh, spec=None, *, memory_kind=None):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"NamedSharding needs a yax.sharding.Mesh, got {type(mesh).__name__}")
+        if not isinstance(spec, PartitionSpec):
+            if spec is None:
+                spec = PartitionSpec()
+            elif isinstance(spec, (tuple, list)):
+                spec = PartitionSpec(*spec)
+            else:
+                raise TypeError(f"NamedSharding's spec must be a PartitionSpec, got {spec!r}")
+        used = spec.axis_names()
+        for name in used:
+            if name not in mesh.axis_names:
+                raise ShardingError(f"PartitionSpec {spec} names mesh axis {name!r}, but the mesh "
+                                    f"has axes {mesh.axis_names} ({mesh!r})")
+        if len(set(used)) != len(used):
+            raise ShardingError(f"PartitionSpec {spec} uses a mesh axis more than once; each mesh "
+                                f"axis may shard at most one dimension")
+        self.mesh = mesh
+        self.spec = spec
+        self.memory_kind = memory_kind
+
+    @property
+    def device_set(self) -> set:
+        return set(self.mesh.devices.flat)
+
+    def _device_order(self) -> list:
+        return list(self.mesh.devices.flat)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return all(self.mesh.axis_size(n) == 1 for n in self.spec.axis_names())
+
+    def with_spec(self, spec) -> NamedSharding:
+        return NamedSharding(self.mesh, spec, memory_kind=self.memory_kind)
+
+    def dim_axes(self, ndim: int) -> list[tuple]:
+        """The mesh axes sharding each of `ndim` dimensions (an empty tuple: not sharded)."""
+        self.check_rank(ndim)
+        out = []
+        for i in range(ndim):
+            p = self.spec[i] if i < len(self.spec) else None
+            out.append(() if p is None or p is UNCONSTRAINED else
+                       (p,) if isinstance(p, str) else tuple(p))
+        return out
+
+    def check_rank(self, ndim: int, what: str = "an array") -> None:
+        if len(self.spec) > ndim:
+            raise ShardingError(f"PartitionSpec {self.spec} has {len(self.spec)} entries, more "
+                                f"than the {ndim} dimensions of {what}; give at most one entry "
+                                f"per dimension")
+
+    def check_shape(self, global_shape, what: str = "the array") -> None:
+        """Every sharded dimension must divide evenly over its mesh axes."""
+        for i, axes in enumerate(self.dim_axes(len(global_shape))):
+            n = math.prod(self.mesh.axis_size(a) for a in axes)
+            if global_shape[i] % n:
+                raise ShardingError(
+                    f"{what} of shape {tuple(global_shape)} cannot be sharded as {self.spec} "
+                    f"over {self.mesh!r}: dimension {i} (size {global_shape[i]}) is not "
+                    f"divisible by the {n} devices of mesh axes {axes}; pad the array or "
+                    f"choose another PartitionSpec")
+
+    def shard_shape(self, global_shape) -> tuple:
+        self.check_shape(global_shape)
+        return tuple(s // math.prod(self.mesh.axis_size(a) for a in axes)
+                     for s, axes in zip(global_shape, self.dim_axes(len(global_shape))))
+
+    def devices_indices_map(self, global_shape) -> dict:
+        """device -> the tuple of slices of the global array it holds."""
+        global_shape = tuple(global_shape)
+        local = self.shard_shape(global_shape)
+        dim_axes = self.dim_axes(len(global_shape))
+        pos_of = {n: k for k, n in enumerate(self.mesh.axis_names)}
+        out = {}
+        for flat, dev in enumerate(self.mesh.devices.flat):
+            coords = _unravel(flat, self.mesh.axis_sizes)
+            idx = []
+            for size, axes, dim in zip(local, dim_axes, global_shape):
+                if not axes:
+                    idx.append(slice(None))
+                    continue
+                block = 0
+                for a in axes:  # the first axis named is the major one
+                    block = block * self.mesh.axis_size(a) + coords[pos_of[a]]
+                idx.append(slice(block * size, (block + 1) * size) if size != dim
+                           else slice(None))
+            out[dev] = tuple(idx)
+        return out
+
+    def __eq__(self, other):
+        return (isinstance(other, NamedSharding) and self.mesh == other.mesh
+                and self.spec == other.spec and self.memory_kind == other.memory_kind)
+
+    def __hash__(self):
+        return hash(("NamedSharding", self.mesh, self.spec, self.memory_kind))
+
+    def __repr__(self):
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
+
+
+def _unravel(flat: int, shape) -> tuple:
+    coords = []
+    for s in reversed(shape):
+        coords.append(flat % s)
+        flat //= s
+    return tuple(reversed(coords))

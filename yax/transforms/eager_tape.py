@@ -32,6 +32,7 @@ from yax.interpreters.eval_jaxpr import eval_jaxpr, read_typed
 from yax.interpreters.partial_eval import linearize_flat
 from yax.interpreters.staging import StagingTrace, StagingTracer, closure_convert, has_effects
 from yax.lax._util import as_operand
+from yax.primitives.ad_control import stop_gradient_p
 from yax.primitives.custom_derivatives import JVPRule, custom_jvp_call_p
 from yax.transforms._args import canonical_leaf
 from yax.transforms.eager_compiled import jaxpr_structure_key
@@ -62,12 +63,20 @@ class TapeTrace(StagingTrace):
         super().__init__(parent)
         self.env: dict = {}  # var -> concrete value, for the vars computed so far
         self.pending: list = []  # (eqn, out tracers) not yet evaluated
+        # the vars whose tangent may be nonzero: the recorded program's JVP will differentiate
+        # them (stop_gradient and integer results end that)
+        self.live: set = set()
 
     def new_tape_arg(self, value) -> TapeTracer:
         var = Var(value.aval)
         self.invars.append(var)
         self.env[var] = value
+        if dtypes.is_inexact(value.aval.dtype):
+            self.live.add(var)
         return TapeTracer(self, var, value)
+
+    def _is_live(self, x) -> bool:
+        return self._owns(x) and x._var in self.live
 
     def _const_var(self, x, aval) -> Var:
         var = super()._const_var(x, aval)
@@ -89,6 +98,8 @@ class TapeTrace(StagingTrace):
             outs = self.linearized_now(lambda *xs: primitive.bind(*xs, **params), args)
             return list(outs) if primitive.multiple_results else [outs]
         self.eqns.append(eqn)
+        if primitive is not stop_gradient_p and any(self._is_live(a) for a in args):
+            self.live.update(v for v in outvars if dtypes.is_inexact(v.aval.dtype))
         tracers = [TapeTracer(self, v) for v in outvars]
         self.pending.append((eqn, tracers))
         return tracers
@@ -127,7 +138,7 @@ class TapeTrace(StagingTrace):
         those values and whose JVP is the linear map (see the module docstring)."""
         self.evaluate()
         leaves, tree = tree_util.tree_flatten(args)
-        diff = [self._owns(x) and dtypes.is_inexact(x.aval.dtype) for x in leaves]
+        diff = [self._is_live(x) for x in leaves]
         values = [x.value if self._owns(x) else x for x in leaves]
         box = []
 
@@ -157,8 +168,10 @@ class TapeTrace(StagingTrace):
         atoms = [self.to_atom(a) for a in operands]
         outvars = [Var(a) for a in call_jaxpr.out_avals]
         self.eqns.append(Eqn(custom_jvp_call_p, atoms, params, outvars, None))
-        for v, o in zip(outvars, outs, strict=True):
+        for v, o, nz in zip(outvars, outs, nonzero, strict=True):
             self.env[v] = o
+            if nz:
+                self.live.add(v)
         return [TapeTracer(self, v, o) for v, o in zip(outvars, outs, strict=True)]
 
 
@@ -174,10 +187,12 @@ def _linear_map_rule(linear: ClosedJaxpr, nonzero: list, n_diff: int, operand_av
     """(call_jaxpr, rule) of an application recorded by `linearized_now`. Its operands are
     (differentiated inputs..., residuals..., outputs...); it returns the outputs, and its JVP
     applies the const-free `linear` (residuals..., input tangents...) -> nonzero output
-    tangents. Cached per structure, so that the same recorded program gives equal params."""
+    tangents. Cached per structure, so that the same recorded program gives equal params (not
+    when the map holds a rule object: a custom_vjp's bwd then runs on every call, as in JAX)."""
     structure, by_identity = jaxpr_structure_key(linear.jaxpr)
+    reusable = structure is not None and not by_identity
     key = (structure, tuple(nonzero), n_diff, tuple(operand_avals))
-    hit = _linear_rules.get(key) if structure is not None and not by_identity else None
+    hit = _linear_rules.get(key) if reusable else None
     if hit is not None:
         return hit
     n_res = len(linear.jaxpr.invars) - n_diff
@@ -191,7 +206,7 @@ def _linear_map_rule(linear: ClosedJaxpr, nonzero: list, n_diff: int, operand_av
         return list(outs), [next(t_out) if nz else Zero(tangent_aval(a))
                             for nz, a in zip(nonzero, out_avals, strict=True)]
     entry = (call_jaxpr, JVPRule(jvp, "eager linearized call"))
-    if structure is not None and not by_identity:
+    if reusable:
         if len(_linear_rules) >= 512:
             _linear_rules.clear()
         _linear_rules[key] = entry

@@ -31,6 +31,35 @@ class Trace:
     def process_primitive(self, primitive, args, params) -> list:
         raise NotImplementedError
 
+    # --- calls of custom_jvp/custom_vjp functions (yax.transforms.custom_derivatives) ---------
+    # `call` is the custom function; it offers `bind_call(args, reuse=True)` (trace the function
+    # and bind its call primitive, whose rules run the user's) and `differentiate_now(trace,
+    # args)` (run the user's rule at once, one level below the JVP trace `trace`).
+
+    passes_custom_calls = False
+    """Whether a custom call none of whose arguments this trace owns goes to the enclosing trace
+    (differentiation and batching, as JAX) instead of to this one (staging keeps the call)."""
+
+    def process_custom_jvp_call(self, call, args):
+        """Handle a call of the custom_jvp function `call` on `args` (this trace owns some of
+        them, or takes every call). By default the call is bound as a primitive."""
+        return call.bind_call(args)
+
+    def process_custom_vjp_call(self, call, args):
+        """As `process_custom_jvp_call`, for a custom_vjp function."""
+        return call.bind_call(args)
+
+    def is_unknown_tangent(self, tracer) -> bool:
+        """Whether `tracer` is a tangent this trace stages into a linear program that is only
+        ever transposed (reverse mode: linearize's unknowns)."""
+        return False
+
+    def describe_origin(self, tracer):
+        """(function name, [(argument name, positional index or None)]) of the traced
+        function's arguments that `tracer`'s value depends on, for concretization errors;
+        None when this trace does not know (only staging traces record it)."""
+        return None
+
     def check_foreign(self, x: Tracer) -> None:
         """A tracer that is not ours must belong to an enclosing, still active trace."""
         trace = x._trace
@@ -71,8 +100,7 @@ def _origin_text(x: Tracer, what: str) -> str:
         x = inner
     else:
         return ""
-    from yax.interpreters.staging import describe_origin
-    origin = describe_origin(x._trace, x._var) if hasattr(x._trace, "origin_info") else None
+    origin = x._trace.describe_origin(x)
     if not origin or not origin[1]:
         return ""
     fname, args = origin
@@ -195,15 +223,28 @@ class Tracer:
 # The current trace, per thread and per asyncio task (a new thread, and a new context, start at
 # the eager trace: the variable's default, installed once by yax.interpreters.eager at import).
 _current: contextvars.ContextVar[Trace] | None = None
+_eager: Trace | None = None
 
 
 def current_trace() -> Trace:
     return _current.get()
 
 
+def is_eager(trace: Trace | None = None) -> bool:
+    """Whether `trace` (by default the current one) is the eager trace: no transformation is
+    active, primitives run on concrete values."""
+    return (_current.get() if trace is None else trace) is _eager
+
+
+def eager_trace() -> Trace:
+    """The eager trace (the root of every chain of traces)."""
+    return _eager
+
+
 def set_eval_trace(trace: Trace) -> None:
     """Make `trace` the default current trace of every thread and context (once, at import)."""
-    global _current
+    global _current, _eager
+    _eager = trace
     if _current is None:
         _current = contextvars.ContextVar("yax_current_trace", default=trace)
     elif _current.get() is not trace:

@@ -36,6 +36,7 @@ class BatchTracer(Tracer):
 
 class BatchTrace(Trace):
     name = "vmap (batching)"
+    passes_custom_calls = True
 
     def __init__(self, parent, axis_size: int, axis_name=None):
         super().__init__(parent)

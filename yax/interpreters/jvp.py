@@ -42,6 +42,15 @@ def _aval(x):
 
 class JVPTrace(Trace):
     name = "jvp (forward-mode differentiation)"
+    passes_custom_calls = True
+
+    # as JAX: a custom rule runs right away, with the primal values of the level below, and the
+    # custom function itself is not traced
+    def process_custom_jvp_call(self, call, args):
+        return call.differentiate_now(self, args)
+
+    def process_custom_vjp_call(self, call, args):
+        return call.differentiate_now(self, args)
 
     def split(self, x):
         """(primal, tangent) of any value as seen by this trace."""

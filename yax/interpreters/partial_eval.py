@@ -10,21 +10,31 @@ into its primal computation and a linear jaxpr of the tangents: `linearize`.
 
 from __future__ import annotations
 
-from yax.config import config
 from yax.core.avals import aval_of_value
-from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
+from yax.core.ir import ClosedJaxpr, Jaxpr
 from yax.core.trace import current_trace, run_in_trace, use_trace
 from yax.interpreters.ad_util import Zero, tangent_aval
-from yax.interpreters.eval_jaxpr import eval_jaxpr, read_typed
+from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.jvp import jvp_flat
 from yax.interpreters.staging import StagingTrace, StagingTracer, trace_to_jaxpr
 
 
 class PartialEvalTrace(StagingTrace):
     name = "partial evaluation (linearize/grad)"
+    passes_custom_calls = True
 
     def is_unknown(self, x) -> bool:
         return isinstance(x, StagingTracer) and x._trace is self
+
+    def is_unknown_tangent(self, x) -> bool:
+        return self.is_unknown(x)
+
+    # unlike jit's staging, a custom function's traced jaxpr is reused here
+    def process_custom_jvp_call(self, call, args):
+        return call.bind_call(args)
+
+    def process_custom_vjp_call(self, call, args):
+        return call.bind_call(args)
 
     def process_primitive(self, primitive, args, params) -> list:
         if not any(self.is_unknown(a) for a in args):
@@ -96,117 +106,3 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, unknowns: list[bool],
     known = trace_to_jaxpr(known_fun, known_avals, name="known")
     unknown, out_unknowns, num_res = box[0]
     return known, unknown, out_unknowns, num_res
-
-
-# --- eager reverse mode: record the primal program, differentiate it compiled -----------------
-# Eager `vjp`/`grad` must run the function's Python on every call (it may branch on values), but
-# differentiating each primitive as it runs costs a JVP rule, a staged tangent equation and an
-# executable launch per primitive, and the backward pass as many again. Instead the function runs
-# under a `TapeTrace`, which records the primitives applied to the differentiated inputs without
-# running them; a value is computed (eagerly, op by op) only when Python asks for it (an `if` on
-# it, `float(x)`...). The caller then runs the recorded program, and its vjp, compiled once per
-# recorded structure.
-
-
-class TapeNotApplicable(Exception):
-    """Raised inside a function being taped when a construct needs the general path: custom
-    derivative rules must be called as JAX calls them (with concrete primal values, under a
-    JVP trace), which recording cannot do. The caller runs the general path instead."""
-
-
-class TapeTracer(StagingTracer):
-    """A value of the tape being recorded: its variable, and its concrete value once computed."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, trace, var, value=None):
-        super().__init__(trace, var)
-        self.value = value
-
-    def to_concrete_or_none(self):
-        if self.value is None:
-            self._trace.evaluate()
-        return self.value
-
-
-class TapeTrace(StagingTrace):
-    """Records primitives applied to its tracers; values are computed on demand."""
-
-    name = "jvp (forward-mode differentiation)"
-
-    def __init__(self, parent):
-        super().__init__(parent)
-        self.env: dict = {}  # var -> concrete value, for the vars computed so far
-        self.pending: list = []  # (eqn, out tracers) not yet evaluated
-
-    def new_tape_arg(self, value) -> TapeTracer:
-        var = Var(value.aval)
-        self.invars.append(var)
-        self.env[var] = value
-        return TapeTracer(self, var, value)
-
-    def _const_var(self, x, aval) -> Var:
-        var = super()._const_var(x, aval)
-        self.env[var] = x
-        return var
-
-    def process_primitive(self, primitive, args, params) -> list:
-        if not any(type(a) is TapeTracer and a._trace is self for a in args):
-            with use_trace(self.parent):  # constants: computed now, not recorded
-                outs = primitive.bind(*args, **params)
-            return list(outs) if primitive.multiple_results else [outs]
-        if getattr(primitive, "effects", None):  # effects run once, now, in program order
-            self.evaluate()
-            with use_trace(self.parent):
-                outs = primitive.bind(*[self._concrete(a) for a in args], **params)
-            return list(outs) if primitive.multiple_results else [outs]
-        atoms = [self.to_atom(a) for a in args]
-        outvars = [Var(a) for a in _cached_out_avals(primitive, [a.aval for a in atoms], params)]
-        eqn = Eqn(primitive, atoms, params, outvars, None)
-        self.eqns.append(eqn)
-        tracers = [TapeTracer(self, v) for v in outvars]
-        self.pending.append((eqn, tracers))
-        return tracers
-
-    def _concrete(self, x):
-        return x.value if type(x) is TapeTracer and x._trace is self else x
-
-    def evaluate(self) -> None:
-        """Compute every recorded value not computed yet (eagerly, one primitive at a time)."""
-        pending, self.pending = self.pending, []
-        env = self.env
-        with use_trace(self.parent):
-            for eqn, tracers in pending:
-                outs = eqn.primitive.bind(*[read_typed(a, env.__getitem__) for a in eqn.inputs],
-                                          **eqn.params)
-                outs = outs if eqn.primitive.multiple_results else [outs]
-                for v, t, o in zip(eqn.outvars, tracers, outs, strict=True):
-                    env[v] = t.value = o
-
-
-_out_avals_cache: dict = {}
-
-
-def _cached_out_avals(primitive, avals: list, params: dict) -> list:
-    """Abstract evaluation is a pure function of avals and params: recording the same program
-    again reuses its results (shape errors are raised, never cached)."""
-    try:
-        key = (primitive, tuple(avals), tuple(params.items()), config.enable_x64)
-        hit = _out_avals_cache.get(key)
-    except TypeError:  # an unhashable param
-        return primitive.out_avals(avals, params)
-    if hit is None:
-        hit = primitive.out_avals(avals, params)
-        if len(_out_avals_cache) >= 8192:
-            _out_avals_cache.clear()
-        _out_avals_cache[key] = hit
-    return hit
-
-
-def record_tape(fun, values: list):
-    """Run `fun(*values)`, recording the primitives applied to `values`. Returns (the outputs:
-    tracers of the tape, or constants; the recorded program from `values` to the outputs, with
-    the constants it read as consts; the tape, whose `evaluate` computes the values)."""
-    tape = TapeTrace(current_trace())
-    ins = [tape.new_tape_arg(v) for v in values]
-    return run_in_trace(tape, fun, ins, lambda outs: (outs, tape.to_jaxpr(outs), tape))

@@ -130,6 +130,17 @@ class StagingTrace(Trace):
         return ClosedJaxpr(Jaxpr([v for v, _ in kept], self.invars, eqns, outvars),
                            [c for _, c in kept])
 
+    def describe_origin(self, tracer):
+        return describe_origin(self, tracer._var) if hasattr(self, "origin_info") else None
+
+    # as JAX under jit: the custom function is traced anew each time this trace runs (jit
+    # caches that itself), so its Python side effects show as in JAX
+    def process_custom_jvp_call(self, call, args):
+        return call.bind_call(args, reuse=False)
+
+    def process_custom_vjp_call(self, call, args):
+        return call.bind_call(args, reuse=False)
+
 
 def dead_code_eliminated(eqns: list, outvars: list) -> list:
     """Drop equations whose results nothing uses, except those with side effects (host

@@ -9,19 +9,11 @@ Cotangents reaching the same variable from several uses are summed; zeros stay s
 
 from __future__ import annotations
 
-import enum
-
-import numpy as np
-
-from yax.config import config
-from yax.core.avals import ShapedArray, TypedScalar
 from yax.core.ir import ClosedJaxpr, Jaxpr, Literal
-from yax.core.trace import bind, current_trace
+from yax.core.trace import bind
 from yax.interpreters.ad_util import Zero, add_tangents, instantiate
-from yax.interpreters.eager import EVAL_TRACE, to_array
 from yax.interpreters.eval_jaxpr import read_typed
 from yax.interpreters.staging import trace_to_jaxpr
-from yax.runtime.array import Array
 
 
 class UndefinedPrimal:
@@ -106,130 +98,3 @@ def transpose_jaxpr(closed: ClosedJaxpr, linear_mask: list[bool]) -> ClosedJaxpr
         return [instantiate(ct) for ct, lin in zip(cts, linear_mask) if lin]
 
     return trace_to_jaxpr(fun, nonlin_avals + list(closed.out_avals), name="transpose")
-
-
-# --- eager reverse mode: the backward pass as one executable ---------------------------------
-# Eager `grad` records a linear jaxpr on every call (the function's Python must run each time:
-# it may branch on values). Running its transpose op by op costs one executable launch per
-# primitive; instead the transpose is compiled once per recorded *structure* (equations,
-# params, literals and avals; never per function) and run as one program.
-
-_SIMPLE_PARAM_TYPES = (type(None), bool, int, float, complex, str, np.dtype, ShapedArray)
-_MAX_COMPILED_BACKWARDS = 256
-
-
-class _NotComparable(Exception):
-    """A param that cannot be hashed: no reuse."""
-
-
-_SIMPLE_PARAM_TYPE_SET = frozenset(_SIMPLE_PARAM_TYPES)
-
-
-def _param_key(value, by_identity: list):
-    if type(value) in _SIMPLE_PARAM_TYPE_SET:
-        return value
-    if isinstance(value, _SIMPLE_PARAM_TYPES) or isinstance(value, enum.Enum):
-        return value
-    if type(value) is tuple:
-        return tuple([_param_key(v, by_identity) for v in value])
-    if type(value) is ClosedJaxpr and not value.consts:  # jit/cond/scan bodies: by structure
-        return ("jaxpr", _structure(value.jaxpr, by_identity))
-    try:
-        hash(value)
-    except TypeError:
-        raise _NotComparable from None
-    by_identity.append(type(value))  # a rule object, a jaxpr with consts: compared as objects
-    return ("object", value)
-
-
-def jaxpr_structure_key(jaxpr: Jaxpr):
-    """(key, by_identity): a hashable key equal for two jaxprs that compute the same function
-    of their constvars and invars (same equations, params, literals and avals), and whether
-    some param only compares as an object (equal when it is the same object). The key is None
-    when some param cannot be hashed."""
-    by_identity: list = []
-    try:
-        return _structure(jaxpr, by_identity), bool(by_identity)
-    except _NotComparable:
-        return None, False
-
-
-def _structure(jaxpr: Jaxpr, by_identity: list):
-    ids: dict = {}
-    parts: list = []
-    for v in (*jaxpr.constvars, *jaxpr.invars):
-        ids[v] = len(ids)
-        parts.append(v.aval)
-
-    def atom(a):
-        if isinstance(a, Literal):
-            val = np.asarray(a.val)
-            return ("lit", a.aval, val.dtype.str, val.tobytes())
-        return ids[a]
-    for eqn in jaxpr.eqns:
-        params = tuple([(k, _param_key(v, by_identity)) for k, v in eqn.params.items()])
-        ins = tuple([atom(a) for a in eqn.inputs])
-        for v in eqn.outvars:
-            ids[v] = len(ids)
-        parts.append((eqn.primitive, ins, params, tuple([v.aval for v in eqn.outvars])))
-    parts.append(tuple([atom(a) for a in jaxpr.outvars]))
-    return (len(jaxpr.constvars), tuple(parts))
-
-
-_compiled_backwards: dict = {}
-
-
-def compiled_backward_pass(jaxpr: Jaxpr, consts, linear_avals, cts_out):
-    """`backward_pass` with every invar linear, as one compiled program, or None when it does
-    not apply (a transformation is active, a value is not a concrete Array, a param compares
-    by identity). Returns the same list `backward_pass` would (Zero where no cotangent
-    arrived)."""
-
-    if current_trace() is not EVAL_TRACE or config.disable_jit:
-        return None
-    if not all(type(c) is Array for c in consts):
-        return None
-    cts = []
-    for ct in cts_out:
-        if type(ct) is TypedScalar:
-            ct = to_array(ct)
-        elif type(ct) is not Array:
-            return None
-        cts.append(ct)
-    structure, by_identity = jaxpr_structure_key(jaxpr)
-    if structure is None or by_identity:
-        return None
-    key = (structure, tuple(linear_avals), tuple(ct.aval for ct in cts))
-    entry = _compiled_backwards.get(key)
-    if entry is None:
-        if len(_compiled_backwards) >= _MAX_COMPILED_BACKWARDS:
-            _compiled_backwards.clear()
-        entry = _compiled_backwards[key] = _CompiledBackward(jaxpr, list(linear_avals),
-                                                              len(consts))
-    return entry(consts, cts)
-
-
-class _CompiledBackward:
-    """A jitted backward pass of one recorded structure; remembers which cotangents are
-    symbolic zeros (known once traced) so only the others leave the program."""
-
-    def __init__(self, jaxpr: Jaxpr, linear_avals: list, n_consts: int):
-        from yax.transforms.jit import jit
-
-        self.linear_avals = linear_avals
-        self.zero_mask: list[bool] = []
-        n = n_consts
-
-        def flat(*args):
-            undefined = [UndefinedPrimal(a) for a in linear_avals]
-            cts_in = backward_pass(jaxpr, list(args[:n]), undefined, list(args[n:]))
-            self.zero_mask = [type(ct) is Zero for ct in cts_in]
-            return [ct for ct in cts_in if type(ct) is not Zero]
-        flat.__name__ = "backward_pass"
-        self.jitted = jit(flat)
-
-    def __call__(self, consts, cts) -> list:
-        outs = iter(self.jitted(*consts, *cts))
-        return [Zero(a) if zero else next(outs)
-                for a, zero in zip(self.linear_avals, self.zero_mask, strict=True)]
-

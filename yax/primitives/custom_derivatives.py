@@ -27,16 +27,14 @@ from yax import errors
 from yax.core.avals import aval_of_value
 from yax.core.dtypes import is_inexact
 from yax.core.primitive import Primitive
-from yax.core.trace import Tracer, bind, use_trace
+from yax.core.trace import Tracer, bind, eager_trace, use_trace
 from yax.interpreters import lowering
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
 from yax.interpreters.batching import axis_size_of, batch_jaxpr, move_batch_axis, vmap_flat
-from yax.interpreters.eager import EVAL_TRACE
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.jvp import jvp_flat
-from yax.interpreters.partial_eval import PartialEvalTrace
 from yax.interpreters.rule_cache import cached
-from yax.interpreters.staging import StagingTracer, closure_convert, trace_to_jaxpr
+from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.interpreters.transpose import is_undefined, transpose_jaxpr
 from yax.primitives.call import run_closed_jaxpr
 
@@ -62,7 +60,7 @@ def _call_lower(ctx, *args, call_jaxpr, **_):
 def is_unknown_tangent(t) -> bool:
     """Whether `t` is an unknown of a linearize (partial evaluation) trace: reverse mode, where
     the linear map of a custom_vjp call is only ever transposed by `bwd`."""
-    return isinstance(t, StagingTracer) and isinstance(t._trace, PartialEvalTrace)
+    return isinstance(t, Tracer) and t._trace.is_unknown_tangent(t)
 
 
 def _check_closure_tangents(tangents, num_consts: int, what: str) -> None:
@@ -375,7 +373,7 @@ def _lin_eval(operands, params):
 
 
 def _lin_impl(*arrays, **params):
-    with use_trace(EVAL_TRACE):
+    with use_trace(eager_trace()):
         return _lin_eval(arrays, params)
 
 

@@ -6,33 +6,24 @@ staging the linear map of its tangents, then runs that linear jaxpr backwards.
 
 from __future__ import annotations
 
-import contextvars
 import functools
 
 import numpy as np
 
 from yax import errors, tree_util
-from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
-from yax.core.trace import current_trace
 from yax.interpreters import eager
 from yax.interpreters import jvp as jvp_interp
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
 from yax.interpreters.eval_jaxpr import eval_jaxpr
-from yax.interpreters.partial_eval import TapeNotApplicable, TapeTracer, linearize_flat, record_tape
+from yax.interpreters.partial_eval import linearize_flat
 from yax.interpreters.staging import trace_to_jaxpr
-from yax.interpreters.transpose import (
-    UndefinedPrimal,
-    backward_pass,
-    compiled_backward_pass,
-    jaxpr_structure_key,
-)
+from yax.interpreters.transpose import UndefinedPrimal, backward_pass
 from yax.lax.ad_control import stop_gradient
 from yax.lax.elementwise import _convert_keep_weak
-from yax.runtime.array import Array
+from yax.transforms import eager_ad
 from yax.transforms._args import canonical_leaf, normalize_argnums
-from yax.transforms.jit import jit
 
 
 def _aval(x) -> ShapedArray:
@@ -131,223 +122,6 @@ def linearize(fun, *primals):
             _LinearFunction(linear, nonzero, in_tree, out_box[0], out_avals))
 
 
-def _vjp_flat(flat_fun, p_leaves):
-    if _eager_tape_applies(p_leaves):
-        return _eager_vjp_flat(flat_fun, p_leaves)
-    return _traced_vjp_flat(flat_fun, p_leaves)
-
-
-def _traced_vjp_flat(flat_fun, p_leaves):
-    p_out, linear, nonzero = linearize_flat(flat_fun, p_leaves)
-    in_avals = [tangent_aval(_aval(p)) for p in p_leaves]
-
-    def pullback(cts_out: list) -> list:
-        cts = [ct for ct, nz in zip(cts_out, nonzero, strict=True) if nz]
-        return _run_backward(linear, in_avals, cts)
-    return p_out, pullback
-
-
-def _run_backward(linear, in_avals, cts) -> list:
-    """Cotangents of the linear jaxpr's inputs: eagerly as one program compiled per recorded
-    structure (see `compiled_backward_pass`), otherwise equation by equation."""
-    fast = compiled_backward_pass(linear.jaxpr, linear.consts, in_avals, cts)
-    if fast is not None:
-        return fast
-    undefined = [UndefinedPrimal(a) for a in in_avals]
-    return backward_pass(linear.jaxpr, linear.consts, undefined, cts)
-
-
-# --- eager vjp: record the primal program, differentiate it as one compiled program ----------
-
-def _eager_tape_applies(p_leaves) -> bool:
-    """Called eagerly on concrete Arrays, with jit enabled and no per-op debugging checks."""
-    return (current_trace() is eager.EVAL_TRACE and not config.disable_jit
-            and not config.debug_nans and not config.debug_infs
-            and all(type(x) is Array for x in p_leaves))
-
-
-def _eager_vjp_flat(flat_fun, p_leaves):
-    """`_vjp_flat` for eager calls. The function's Python runs once, under `record_tape`; the
-    recorded program then runs compiled, and the pullback is its vjp, compiled too. Both are
-    cached per recorded structure (never per function: a different branch records a different
-    program)."""
-    primals = list(p_leaves)
-    try:
-        outs, tape_jaxpr, tape = record_tape(flat_fun, primals)
-    except TapeNotApplicable:  # e.g. a custom_jvp/custom_vjp call: JAX's call semantics
-        return _traced_vjp_flat(flat_fun, p_leaves)
-    structure = _reusable_structure(tape_jaxpr)
-    speculated = _speculative_grad(outs, tape_jaxpr, structure, primals)
-    if speculated is not None:
-        p_out, grads, one_aval = speculated
-    else:
-        p_out = _tape_outputs(outs, tape_jaxpr, tape, structure, primals)
-
-    def pullback(cts_out: list) -> list:
-        cts_out = list(cts_out)
-        if speculated is not None and _is_unit_cotangent(cts_out, one_aval):
-            return list(grads)
-        return _tape_pullback(tape_jaxpr, structure, primals, cts_out)
-    return p_out, pullback
-
-
-_seen_by_identity: set = set()
-
-
-def _reusable_structure(tape_jaxpr):
-    """The structure key of a recorded program, or None when it should not be compiled: a
-    const is not a concrete Array, a param cannot be hashed, or a param compares as an object
-    (a custom rule, a jaxpr with consts) and this key was not seen before (objects made afresh
-    on every call would otherwise compile on every call)."""
-    if not all(type(c) is Array for c in tape_jaxpr.consts):
-        return None
-    structure, by_identity = jaxpr_structure_key(tape_jaxpr.jaxpr)
-    if structure is not None and by_identity and structure not in _seen_by_identity:
-        if len(_seen_by_identity) >= _MAX_COMPILED_TAPES:
-            _seen_by_identity.clear()
-        _seen_by_identity.add(structure)
-        return None
-    return structure
-
-
-_compiled_tapes: dict = {}
-_MAX_COMPILED_TAPES = 512
-
-
-def _cached_tape_program(key, make):
-    entry = _compiled_tapes.get(key)
-    if entry is None:
-        if len(_compiled_tapes) >= _MAX_COMPILED_TAPES:
-            _compiled_tapes.clear()
-        entry = _compiled_tapes[key] = make()
-    return entry
-
-
-def _tape_outputs(outs, tape_jaxpr, tape, structure, primals) -> list:
-    """Concrete outputs of the recorded program: those already computed (Python asked for
-    them), else from one compiled run of the program."""
-    values = [o.value if isinstance(o, TapeTracer) else o for o in outs]
-    if all(v is not None for v in values):
-        return values
-    if structure is None:
-        tape.evaluate()
-        return [o.value if isinstance(o, TapeTracer) else o for o in outs]
-
-    key = ("forward", structure, config.trace_state())
-    n_consts = len(tape_jaxpr.consts)
-    program = _cached_tape_program(key, lambda: jit(_flat_replay(tape_jaxpr.jaxpr, n_consts)))
-    return list(program(*tape_jaxpr.consts, *primals))
-
-
-def _flat_replay(jaxpr, n_consts: int):
-    def replay(*args):
-        return eval_jaxpr(jaxpr, list(args[:n_consts]), list(args[n_consts:]))
-    replay.__name__ = "eager_forward"
-    return replay
-
-
-def _tape_pullback(tape_jaxpr, structure, primals: list, cts_out: list) -> list:
-    present = tuple(ct is not None for ct in cts_out)  # aux outputs pass None: never read
-    if structure is None or current_trace() is not eager.EVAL_TRACE:
-        _, pullback = _traced_vjp_flat(_replay(tape_jaxpr.jaxpr, tape_jaxpr.consts), primals)
-        return pullback(cts_out)
-    cts = [_concrete_ct(ct) for ct in cts_out if ct is not None]
-    key = ("vjp", structure, present, tuple(c.aval for c in cts), config.trace_state())
-    entry = _cached_tape_program(key, lambda: _CompiledTapeVJP(
-        tape_jaxpr.jaxpr, len(tape_jaxpr.consts), [p.aval for p in primals], present))
-    return entry(tape_jaxpr.consts, primals, cts)
-
-
-def _concrete_ct(ct):
-    if type(ct) is Array:
-        return ct
-    if type(ct) is TypedScalar:
-        return eager.to_array(ct)
-    return canonical_leaf(ct)
-
-
-def _replay(jaxpr, consts):
-    def replay(*xs):
-        return eval_jaxpr(jaxpr, consts, xs)
-    return replay
-
-
-class _CompiledTapeVJP:
-    """The vjp of one recorded program as a jitted function of (consts, primals, cotangents),
-    returning the cotangents of the primals (and first the program's outputs, `with_outputs`).
-    Which cotangents are symbolic zeros is known once traced; only the others leave the
-    program."""
-
-    def __init__(self, jaxpr, n_consts: int, primal_avals: list, present: tuple,
-                 with_outputs: bool = False):
-
-        self.primal_avals = primal_avals
-        self.zero_mask: list[bool] = []
-        self.n_outputs = len(jaxpr.outvars) if with_outputs else 0
-        n_primals = len(primal_avals)
-
-        def flat(*args):
-            consts, rest = list(args[:n_consts]), args[n_consts:]
-            primals, given = list(rest[:n_primals]), iter(rest[n_primals:])
-            cts = [next(given) if p else Zero(tangent_aval(v.aval))  # unread (aux) outputs
-                   for p, v in zip(present, jaxpr.outvars, strict=True)]
-            p_out, pullback = _traced_vjp_flat(_replay(jaxpr, consts), primals)
-            cts_in = pullback(cts)
-            self.zero_mask = [type(ct) is Zero for ct in cts_in]
-            nonzero = [ct for ct in cts_in if type(ct) is not Zero]
-            return list(p_out) + nonzero if with_outputs else nonzero
-        flat.__name__ = "eager_vjp"
-        self.jitted = jit(flat)
-
-    def __call__(self, consts, primals, cts):
-        """The primals' cotangents (with `with_outputs`: (outputs, cotangents))."""
-        outs = self.jitted(*consts, *primals, *cts)
-        n = self.n_outputs
-        rest = iter(outs[n:])
-        cts_in = [Zero(tangent_aval(a)) if zero else next(rest)
-                  for a, zero in zip(self.primal_avals, self.zero_mask, strict=True)]
-        return (list(outs[:n]), cts_in) if n else cts_in
-
-
-# value_and_grad's pullback is called at once with a unit cotangent for the (scalar) first
-# output and none for the aux outputs: eagerly, outputs and gradients then come from one program.
-_unit_cotangent_expected = contextvars.ContextVar("yax_unit_cotangent_expected", default=False)
-
-
-def _vjp_expecting_unit_cotangent(fun, diff_args, has_aux: bool):
-    """`vjp(fun, *diff_args, has_aux=has_aux)` for value_and_grad."""
-    token = _unit_cotangent_expected.set(True)
-    try:
-        return vjp(fun, *diff_args, has_aux=has_aux)
-    finally:
-        _unit_cotangent_expected.reset(token)
-
-
-def _speculative_grad(outs, tape_jaxpr, structure, primals):
-    """(outputs, gradients of the first output for a unit cotangent), from one compiled program,
-    or None when value_and_grad is not the caller or the first output is not an inexact
-    scalar (grad's own checks then report it)."""
-    if not _unit_cotangent_expected.get() or structure is None or not outs:
-        return None
-    aval = _aval(outs[0])
-    if aval.shape != () or not dtypes.is_inexact(aval.dtype):
-        return None
-    one = eager.to_array(TypedScalar(1, aval.dtype, weak_type=False))
-    present = (True,) + (False,) * (len(outs) - 1)
-    key = ("value_and_grad", structure, present, one.aval, config.trace_state())
-    entry = _cached_tape_program(key, lambda: _CompiledTapeVJP(
-        tape_jaxpr.jaxpr, len(tape_jaxpr.consts), [p.aval for p in primals], present,
-        with_outputs=True))
-    values, grads = entry(tape_jaxpr.consts, primals, [one])
-    return values, grads, one.aval
-
-
-def _is_unit_cotangent(cts_out: list, one_aval) -> bool:
-    first = cts_out[0] if cts_out else None
-    return (type(first) is TypedScalar and first.aval == one_aval and first.value == 1
-            and all(ct is None for ct in cts_out[1:]))
-
-
 def vjp(fun, *primals, has_aux: bool = False):
     """`(fun(*primals), f_vjp)`; `f_vjp(cotangent)` returns one cotangent per primal.
 
@@ -355,6 +129,12 @@ def vjp(fun, *primals, has_aux: bool = False):
       >>> y, f_vjp = yax.vjp(yax.numpy.sin, 0.5)
       >>> f_vjp(1.0)   # (cos(0.5),)
     """
+    return _vjp(fun, primals, has_aux)
+
+
+def _vjp(fun, primals, has_aux: bool, unit_cotangent: bool = False):
+    """`vjp`; `unit_cotangent`: value_and_grad calls the pullback at once with a unit
+    cotangent (eagerly, outputs and gradients then come from one program)."""
     p_leaves, in_tree = tree_util.tree_flatten(primals)
     p_leaves = [canonical_leaf(x) for x in p_leaves]
     out_box = []
@@ -372,7 +152,7 @@ def vjp(fun, *primals, has_aux: bool = False):
             aux_leaves, aux_tree = tree_util.tree_flatten(out[1])
             aux_box.append((aux_tree, len(aux_leaves)))
             return leaves + [stop_gradient(canonical_leaf(a)) for a in aux_leaves]
-    p_out, pullback = _vjp_flat(flat, p_leaves)
+    p_out, pullback = eager_ad.vjp_flat(flat, p_leaves, unit_cotangent)
     if has_aux:
         aux_tree, n_aux = aux_box[0]
         aux = tree_util.tree_unflatten(aux_tree, p_out[len(p_out) - n_aux:])
@@ -479,7 +259,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
                 full[i] = d
             return fun(*full, **kwargs)
 
-        out = _vjp_expecting_unit_cotangent(partial_fun, diff_args, has_aux)
+        out = _vjp(partial_fun, diff_args, has_aux, unit_cotangent=True)
         value, f_vjp = out[0], out[1]
         _check_scalar_output(value, holomorphic)
         grads = f_vjp(_one_like(value))

@@ -28,13 +28,11 @@ import numpy as np
 from yax import errors, tree_util
 from yax.core import dtypes
 from yax.core.avals import TypedScalar, aval_of_value
-from yax.core.trace import Tracer, bind, current_trace, use_trace
+from yax.core.trace import Tracer, bind, current_trace, is_eager, use_trace
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
-from yax.interpreters.batching import BatchTrace
-from yax.interpreters.eager import EVAL_TRACE, to_array
-from yax.interpreters.jvp import JVPTrace, JVPTracer
-from yax.interpreters.partial_eval import PartialEvalTrace, TapeNotApplicable, TapeTrace
-from yax.interpreters.staging import StagingTrace, closure_convert, trace_to_jaxpr
+from yax.interpreters.eager import to_array
+from yax.interpreters.jvp import JVPTracer
+from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.lax._util import as_operand, describe_function
 from yax.lax.elementwise import convert_element_type
 from yax.primitives.custom_derivatives import (
@@ -93,33 +91,23 @@ class _CustomFunction:
         args = self._positional(args, kwargs)
         self._check_defined()
         owner = _owning_trace(tree_util.tree_leaves(args))
-        if isinstance(owner, TapeTrace):  # eager grad's recording: take the general path
-            raise TapeNotApplicable(self.fun)
-        if owner is EVAL_TRACE and current_trace() is EVAL_TRACE:
-            return self.fun(*args)  # no transformation at all: just run it
-        try:
-            if owner is EVAL_TRACE:  # no transformation sees the arguments: run on values
-                with use_trace(EVAL_TRACE):
+        if is_eager(owner):  # no transformation sees the arguments: run on values
+            if is_eager():
+                return self.fun(*args)
+            try:
+                with use_trace(owner):
                     return self.fun(*args)
-            if isinstance(owner, JVPTrace):
-                # as JAX: the rule runs right away, with the primal values of the level below
-                # (concrete ones under plain grad/jvp), and the function itself is not traced
-                out = self._differentiate_now(owner, args)
-                if out is not None:
-                    return out
-        except errors.UnexpectedTracerError as err:
-            if "already finished" in err.bare_message:
-                raise
-            # the function or its rule closes over a traced value of a transformation it was
-            # not handed to: the general path stages it (or says why it cannot)
-        # under jit JAX traces the function anew each time jit traces (jit caches that itself),
-        # so its Python side effects show as in JAX; elsewhere the traced jaxpr is reused
-        staged = isinstance(owner, StagingTrace) and not isinstance(owner, PartialEvalTrace)
-        return self._bind_call(args, reuse=not staged)
+            except errors.UnexpectedTracerError as err:
+                _reraise_if_leaked(err)
+                return self.bind_call(args)  # it closes over a traced value: stage it
+        return self._process_call(owner, args)
 
-    def _bind_call(self, args, reuse: bool = True):
+    # the trace protocol (core/trace.py): what a trace calls back
+
+    def bind_call(self, args, reuse: bool = True):
         """Trace the function to a jaxpr and bind the call primitive (whose rules run the
-        user's rules when the program is transformed)."""
+        user's rules when the program is transformed). `reuse`: a traced jaxpr may be reused
+        (not under jit, which traces the function anew each time it traces)."""
         static, diff_args = self._split(args)
         leaves, in_tree = tree_util.tree_flatten(diff_args)
         leaves = [canonical_leaf(x) for x in leaves]
@@ -129,6 +117,18 @@ class _CustomFunction:
         outs = bind(self._primitive, *consts, *leaves, call_jaxpr=call_jaxpr, rule=rule,
                     num_consts=len(consts))
         return tree_util.tree_unflatten(out_tree, outs)
+
+    def differentiate_now(self, trace, args):
+        """Under the JVP trace `trace`: run the user's rule at once, one level below it (with
+        concrete primal values under plain grad/jvp); the general path (`bind_call`) when the
+        rule does not apply or the function closes over a traced value."""
+        try:
+            out = self._differentiate_now(trace, args)
+            if out is not None:
+                return out
+        except errors.UnexpectedTracerError as err:
+            _reraise_if_leaked(err)
+        return self.bind_call(args)
 
     def _traced(self, static, in_tree, avals, reuse: bool = True):
         """(call_jaxpr, consts, out_tree, rule), cached when nothing traced was captured."""
@@ -163,22 +163,26 @@ class _CustomFunction:
         return static, in_tree, [p for p, _ in pairs], [t for _, t in pairs]
 
 
-_PASS_THROUGH_TRACES = (JVPTrace, PartialEvalTrace, BatchTrace)
-
-
 def _owning_trace(leaves):
     """The trace that handles a call of a custom function: the innermost one that owns an
-    argument, skipping differentiation and batching traces none of the arguments belong to (JAX
-    hands such calls to the enclosing trace); EVAL_TRACE when no transformation sees them.
+    argument, skipping traces that pass calls on (differentiation and batching, as JAX) when
+    none of the arguments belong to them; the eager trace when no transformation sees them.
     Staging traces (jit) always take the call, so the staged program keeps the custom rule."""
     trace = current_trace()
-    while trace is not EVAL_TRACE:
+    while not is_eager(trace):
         if any(isinstance(x, Tracer) and x._trace is trace for x in leaves):
             return trace
-        if not isinstance(trace, _PASS_THROUGH_TRACES):
+        if not trace.passes_custom_calls:
             return trace
         trace = trace.parent
     return trace
+
+
+def _reraise_if_leaked(err: errors.UnexpectedTracerError) -> None:
+    """A tracer of a finished transformation stays an error; one of an enclosing
+    transformation that the function closes over is staged by the general path."""
+    if "already finished" in err.bare_message:
+        raise err
 
 
 def _user_tangent(t, primal):
@@ -205,6 +209,9 @@ class custom_jvp(_CustomFunction):
 
     kind = "custom_jvp function"
     _primitive = custom_jvp_call_p
+
+    def _process_call(self, trace, args):
+        return trace.process_custom_jvp_call(self, args)
 
     def __init__(self, fun, nondiff_argnums=()):
         super().__init__(fun, nondiff_argnums)
@@ -296,6 +303,9 @@ class custom_vjp(_CustomFunction):
 
     kind = "custom_vjp function"
     _primitive = custom_vjp_call_p
+
+    def _process_call(self, trace, args):
+        return trace.process_custom_vjp_call(self, args)
 
     def __init__(self, fun, nondiff_argnums=()):
         super().__init__(fun, nondiff_argnums)

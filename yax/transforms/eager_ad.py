@@ -1,0 +1,144 @@
+"""Reverse mode, eagerly or not: the one entry `grad`, `value_and_grad` and `vjp` call.
+
+Under a transformation (or with per-op checks on), `vjp_flat` is reverse mode itself: linearize,
+then transpose (`traced_vjp_flat`). Called eagerly on concrete Arrays, the function's Python runs
+once under the tape (eager_tape.py), which records the primal program; that program then runs
+compiled, and its vjp too, both cached per recorded structure (eager_compiled.py). For
+`value_and_grad`, whose pullback is called at once with a unit cotangent, the outputs and the
+gradients come from one compiled program (the speculative path).
+"""
+
+from __future__ import annotations
+
+from yax.config import config
+from yax.core import dtypes
+from yax.core.avals import TypedScalar, aval_of_value
+from yax.core.trace import is_eager
+from yax.interpreters.eager import to_array
+from yax.runtime.array import Array
+from yax.transforms._args import canonical_leaf
+from yax.transforms.eager_compiled import (
+    CompiledTapeVJP,
+    cached_program,
+    compiled_forward,
+    jaxpr_structure_key,
+    replay,
+    traced_vjp_flat,
+)
+from yax.transforms.eager_tape import concrete_outputs, record_tape
+
+__all__ = ["vjp_flat", "traced_vjp_flat"]
+
+
+def vjp_flat(flat_fun, p_leaves, unit_cotangent: bool = False):
+    """(outputs, pullback) of the flat function `flat_fun` at `p_leaves`; `pullback(cts)`
+    takes one cotangent per output (None for one that is never read) and returns one per
+    input. `unit_cotangent`: the caller (value_and_grad) will call the pullback at once with
+    a unit cotangent for the first output and None for the others."""
+    if _tape_applies(p_leaves):
+        return _eager_vjp_flat(flat_fun, list(p_leaves), unit_cotangent)
+    return traced_vjp_flat(flat_fun, p_leaves)
+
+
+def _tape_applies(p_leaves) -> bool:
+    """Called eagerly on concrete Arrays, with jit enabled and no per-op debugging checks."""
+    return (is_eager() and not config.disable_jit and not config.debug_nans
+            and not config.debug_infs and all(type(x) is Array for x in p_leaves))
+
+
+def _eager_vjp_flat(flat_fun, primals: list, unit_cotangent: bool):
+    outs, tape_jaxpr, tape = record_tape(flat_fun, primals)
+    structure = _reusable_structure(tape_jaxpr)
+    speculated = (_speculative_grad(outs, tape_jaxpr, structure, primals)
+                  if unit_cotangent else None)
+    if speculated is not None:
+        p_out, grads, one_aval = speculated
+    else:
+        p_out = _tape_outputs(outs, tape_jaxpr, tape, structure, primals)
+
+    def pullback(cts_out: list) -> list:
+        cts_out = list(cts_out)
+        if speculated is not None and _is_unit_cotangent(cts_out, one_aval):
+            return list(grads)
+        return _tape_pullback(tape_jaxpr, structure, primals, cts_out)
+    return p_out, pullback
+
+
+_seen_by_identity: set = set()
+_MAX_SEEN = 512
+
+
+def _reusable_structure(tape_jaxpr):
+    """The structure key of a recorded program, or None when it should not be compiled: a
+    const is not a concrete Array, a param cannot be hashed, or a param compares as an object
+    (a custom rule, a jaxpr with consts) and this key was not seen before (objects made afresh
+    on every call would otherwise compile on every call)."""
+    if not all(type(c) is Array for c in tape_jaxpr.consts):
+        return None
+    structure, by_identity = jaxpr_structure_key(tape_jaxpr.jaxpr)
+    if structure is not None and by_identity and structure not in _seen_by_identity:
+        if len(_seen_by_identity) >= _MAX_SEEN:
+            _seen_by_identity.clear()
+        _seen_by_identity.add(structure)
+        return None
+    return structure
+
+
+def _tape_outputs(outs, tape_jaxpr, tape, structure, primals) -> list:
+    """Concrete outputs of the recorded program: those already computed (Python asked for
+    them), else from one compiled run of the program."""
+    values = concrete_outputs(outs)
+    if all(v is not None for v in values):
+        return values
+    if structure is None:
+        tape.evaluate()
+        return concrete_outputs(outs)
+    key = ("forward", structure, config.trace_state())
+    n_consts = len(tape_jaxpr.consts)
+    program = cached_program(key, lambda: compiled_forward(tape_jaxpr.jaxpr, n_consts))
+    return list(program(*tape_jaxpr.consts, *primals))
+
+
+def _tape_pullback(tape_jaxpr, structure, primals: list, cts_out: list) -> list:
+    present = tuple(ct is not None for ct in cts_out)  # aux outputs pass None: never read
+    if structure is None or not is_eager():
+        _, pullback = traced_vjp_flat(replay(tape_jaxpr.jaxpr, tape_jaxpr.consts), primals)
+        return pullback(cts_out)
+    cts = [_concrete_ct(ct) for ct in cts_out if ct is not None]
+    key = ("vjp", structure, present, tuple(c.aval for c in cts), config.trace_state())
+    entry = cached_program(key, lambda: CompiledTapeVJP(
+        tape_jaxpr.jaxpr, len(tape_jaxpr.consts), [p.aval for p in primals], present))
+    return entry(tape_jaxpr.consts, primals, cts)
+
+
+def _concrete_ct(ct):
+    if type(ct) is Array:
+        return ct
+    if type(ct) is TypedScalar:
+        return to_array(ct)
+    return canonical_leaf(ct)
+
+
+def _speculative_grad(outs, tape_jaxpr, structure, primals):
+    """(outputs, gradients of the first output for a unit cotangent), from one compiled program,
+    or None when the first output is not an inexact scalar (grad's own checks then report it)
+    or the program is not compiled."""
+    if structure is None or not outs:
+        return None
+    aval = outs[0].aval if hasattr(outs[0], "aval") else aval_of_value(outs[0])
+    if aval.shape != () or not dtypes.is_inexact(aval.dtype):
+        return None
+    one = to_array(TypedScalar(1, aval.dtype, weak_type=False))
+    present = (True,) + (False,) * (len(outs) - 1)
+    key = ("value_and_grad", structure, present, one.aval, config.trace_state())
+    entry = cached_program(key, lambda: CompiledTapeVJP(
+        tape_jaxpr.jaxpr, len(tape_jaxpr.consts), [p.aval for p in primals], present,
+        with_outputs=True))
+    values, grads = entry(tape_jaxpr.consts, primals, [one])
+    return values, grads, one.aval
+
+
+def _is_unit_cotangent(cts_out: list, one_aval) -> bool:
+    first = cts_out[0] if cts_out else None
+    return (type(first) is TypedScalar and first.aval == one_aval and first.value == 1
+            and all(ct is None for ct in cts_out[1:]))

@@ -1,0 +1,225 @@
+"""Reverse mode as compiled programs, reused per recorded structure.
+
+Eager `grad` records a program on every call (the function's Python must run each time: it may
+branch on values). Running its vjp op by op costs one executable launch per primitive; instead
+the vjp is compiled once per recorded *structure* (equations, params, literals and avals; never
+per function: a different branch records a different program) and run as one program.
+
+`traced_vjp_flat` is reverse mode itself (linearize, then transpose); its backward pass runs as
+one compiled program when called eagerly (`compiled_backward_pass`).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from yax.config import config
+from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
+from yax.core.ir import ClosedJaxpr, Jaxpr, Literal
+from yax.core.trace import is_eager
+from yax.interpreters.ad_util import Zero, tangent_aval
+from yax.interpreters.eager import to_array
+from yax.interpreters.eval_jaxpr import eval_jaxpr
+from yax.interpreters.partial_eval import linearize_flat
+from yax.interpreters.transpose import UndefinedPrimal, backward_pass
+from yax.runtime.array import Array
+from yax.transforms.jit import jit
+
+
+def traced_vjp_flat(flat_fun, p_leaves):
+    """(outputs, pullback) of `flat_fun` at `p_leaves`: linearize, then transpose."""
+    p_out, linear, nonzero = linearize_flat(flat_fun, p_leaves)
+    in_avals = [tangent_aval(aval_of_value(p)) for p in p_leaves]
+
+    def pullback(cts_out: list) -> list:
+        cts = [ct for ct, nz in zip(cts_out, nonzero, strict=True) if nz]
+        return _run_backward(linear, in_avals, cts)
+    return p_out, pullback
+
+
+def _run_backward(linear, in_avals, cts) -> list:
+    """Cotangents of the linear jaxpr's inputs: eagerly as one program compiled per recorded
+    structure (see `compiled_backward_pass`), otherwise equation by equation."""
+    fast = compiled_backward_pass(linear.jaxpr, linear.consts, in_avals, cts)
+    if fast is not None:
+        return fast
+    undefined = [UndefinedPrimal(a) for a in in_avals]
+    return backward_pass(linear.jaxpr, linear.consts, undefined, cts)
+
+
+def replay(jaxpr, consts):
+    """`jaxpr` as a flat function of its invars."""
+    def replayed(*xs):
+        return eval_jaxpr(jaxpr, consts, xs)
+    return replayed
+
+
+# --- structure keys ------------------------------------------------------------------------------
+
+_SIMPLE_PARAM_TYPES = (type(None), bool, int, float, complex, str, np.dtype, ShapedArray)
+_SIMPLE_PARAM_TYPE_SET = frozenset(_SIMPLE_PARAM_TYPES)
+
+
+class _NotComparable(Exception):
+    """A param that cannot be hashed: no reuse."""
+
+
+def _param_key(value, by_identity: list):
+    if type(value) in _SIMPLE_PARAM_TYPE_SET:
+        return value
+    if isinstance(value, _SIMPLE_PARAM_TYPES) or isinstance(value, enum.Enum):
+        return value
+    if type(value) is tuple:
+        return tuple([_param_key(v, by_identity) for v in value])
+    if type(value) is ClosedJaxpr and not value.consts:  # jit/cond/scan bodies: by structure
+        return ("jaxpr", _structure(value.jaxpr, by_identity))
+    try:
+        hash(value)
+    except TypeError:
+        raise _NotComparable from None
+    by_identity.append(type(value))  # a rule object, a jaxpr with consts: compared as objects
+    return ("object", value)
+
+
+def jaxpr_structure_key(jaxpr: Jaxpr):
+    """(key, by_identity): a hashable key equal for two jaxprs that compute the same function
+    of their constvars and invars (same equations, params, literals and avals), and whether
+    some param only compares as an object (equal when it is the same object). The key is None
+    when some param cannot be hashed."""
+    by_identity: list = []
+    try:
+        return _structure(jaxpr, by_identity), bool(by_identity)
+    except _NotComparable:
+        return None, False
+
+
+def _structure(jaxpr: Jaxpr, by_identity: list):
+    ids: dict = {}
+    parts: list = []
+    for v in (*jaxpr.constvars, *jaxpr.invars):
+        ids[v] = len(ids)
+        parts.append(v.aval)
+
+    def atom(a):
+        if isinstance(a, Literal):
+            val = np.asarray(a.val)
+            return ("lit", a.aval, val.dtype.str, val.tobytes())
+        return ids[a]
+    for eqn in jaxpr.eqns:
+        params = tuple([(k, _param_key(v, by_identity)) for k, v in eqn.params.items()])
+        ins = tuple([atom(a) for a in eqn.inputs])
+        for v in eqn.outvars:
+            ids[v] = len(ids)
+        parts.append((eqn.primitive, ins, params, tuple([v.aval for v in eqn.outvars])))
+    parts.append(tuple([atom(a) for a in jaxpr.outvars]))
+    return (len(jaxpr.constvars), tuple(parts))
+
+
+# --- the compiled programs ---------------------------------------------------------------------
+
+_MAX_PROGRAMS = 512
+_programs: dict = {}
+
+
+def cached_program(key, make):
+    """The compiled program cached under `key`, made by `make()` the first time."""
+    entry = _programs.get(key)
+    if entry is None:
+        if len(_programs) >= _MAX_PROGRAMS:
+            _programs.clear()
+        entry = _programs[key] = make()
+    return entry
+
+
+def compiled_backward_pass(jaxpr: Jaxpr, consts, linear_avals, cts_out):
+    """`backward_pass` with every invar linear, as one compiled program, or None when it does
+    not apply (a transformation is active, a value is not a concrete Array, a param compares
+    by identity). Returns the same list `backward_pass` would (Zero where no cotangent
+    arrived)."""
+    if not is_eager() or config.disable_jit:
+        return None
+    if not all(type(c) is Array for c in consts):
+        return None
+    cts = []
+    for ct in cts_out:
+        if type(ct) is TypedScalar:
+            ct = to_array(ct)
+        elif type(ct) is not Array:
+            return None
+        cts.append(ct)
+    structure, by_identity = jaxpr_structure_key(jaxpr)
+    if structure is None or by_identity:
+        return None
+    key = ("backward", structure, tuple(linear_avals), tuple(ct.aval for ct in cts))
+    entry = cached_program(key, lambda: _CompiledBackward(jaxpr, list(linear_avals),
+                                                          len(consts)))
+    return entry(consts, cts)
+
+
+class _CompiledBackward:
+    """A jitted backward pass of one recorded structure; remembers which cotangents are
+    symbolic zeros (known once traced) so only the others leave the program."""
+
+    def __init__(self, jaxpr: Jaxpr, linear_avals: list, n_consts: int):
+        self.linear_avals = linear_avals
+        self.zero_mask: list[bool] = []
+        n = n_consts
+
+        def flat(*args):
+            undefined = [UndefinedPrimal(a) for a in linear_avals]
+            cts_in = backward_pass(jaxpr, list(args[:n]), undefined, list(args[n:]))
+            self.zero_mask = [type(ct) is Zero for ct in cts_in]
+            return [ct for ct in cts_in if type(ct) is not Zero]
+        flat.__name__ = "backward_pass"
+        self.jitted = jit(flat)
+
+    def __call__(self, consts, cts) -> list:
+        outs = iter(self.jitted(*consts, *cts))
+        return [Zero(a) if zero else next(outs)
+                for a, zero in zip(self.linear_avals, self.zero_mask, strict=True)]
+
+
+class CompiledTapeVJP:
+    """The vjp of one recorded program as a jitted function of (consts, primals, cotangents),
+    returning the cotangents of the primals (and first the program's outputs, `with_outputs`).
+    Which cotangents are symbolic zeros is known once traced; only the others leave the
+    program."""
+
+    def __init__(self, jaxpr, n_consts: int, primal_avals: list, present: tuple,
+                 with_outputs: bool = False):
+        self.primal_avals = primal_avals
+        self.zero_mask: list[bool] = []
+        self.n_outputs = len(jaxpr.outvars) if with_outputs else 0
+        n_primals = len(primal_avals)
+
+        def flat(*args):
+            consts, rest = list(args[:n_consts]), args[n_consts:]
+            primals, given = list(rest[:n_primals]), iter(rest[n_primals:])
+            cts = [next(given) if p else Zero(tangent_aval(v.aval))  # unread (aux) outputs
+                   for p, v in zip(present, jaxpr.outvars, strict=True)]
+            p_out, pullback = traced_vjp_flat(replay(jaxpr, consts), primals)
+            cts_in = pullback(cts)
+            self.zero_mask = [type(ct) is Zero for ct in cts_in]
+            nonzero = [ct for ct in cts_in if type(ct) is not Zero]
+            return list(p_out) + nonzero if with_outputs else nonzero
+        flat.__name__ = "eager_vjp"
+        self.jitted = jit(flat)
+
+    def __call__(self, consts, primals, cts):
+        """The primals' cotangents (with `with_outputs`: (outputs, cotangents))."""
+        outs = self.jitted(*consts, *primals, *cts)
+        n = self.n_outputs
+        rest = iter(outs[n:])
+        cts_in = [Zero(tangent_aval(a)) if zero else next(rest)
+                  for a, zero in zip(self.primal_avals, self.zero_mask, strict=True)]
+        return (list(outs[:n]), cts_in) if n else cts_in
+
+
+def compiled_forward(jaxpr, n_consts: int):
+    """`jaxpr` as one jitted function of (consts..., invars...)."""
+    def forward(*args):
+        return eval_jaxpr(jaxpr, list(args[:n_consts]), list(args[n_consts:]))
+    forward.__name__ = "eager_forward"
+    return jit(forward)

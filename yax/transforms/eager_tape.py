@@ -1,0 +1,246 @@
+"""The tape of eager reverse mode: record the primal program while the function runs.
+
+Eager `vjp`/`grad` must run the function's Python on every call (it may branch on values), but
+differentiating each primitive as it runs costs a JVP rule, a staged tangent equation and an
+executable launch per primitive, and the backward pass as many again. Instead the function runs
+once under a `TapeTrace`, which records the primitives applied to the differentiated inputs
+without running them; a value is computed (eagerly, op by op) only when Python asks for it (an
+`if` on it, `float(x)`...). The caller then runs the recorded program, and its vjp, compiled
+once per recorded structure (see eager_ad.py).
+
+Two kinds of application cannot simply be recorded, and are differentiated at once instead,
+with the values known so far (`TapeTrace.linearized_now`):
+- calls of custom_jvp/custom_vjp functions: as in JAX their rules run right away with concrete
+  primal values (a rule may branch on them), and the function itself is not traced;
+- applications with side effects (debug.print, callbacks, a jitted function that prints): they
+  run exactly once, now, in program order.
+The tape then records one `custom_jvp_call` whose outputs are the values just computed and
+whose JVP is the linear map just staged, so the recorded program stays differentiable.
+"""
+
+from __future__ import annotations
+
+from yax import errors, tree_util
+from yax.config import config
+from yax.core import dtypes
+from yax.core.avals import TypedScalar
+from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
+from yax.core.trace import current_trace, run_in_trace, use_trace
+from yax.interpreters.ad_util import Zero, tangent_aval
+from yax.interpreters.eager import to_array
+from yax.interpreters.eval_jaxpr import eval_jaxpr, read_typed
+from yax.interpreters.partial_eval import linearize_flat
+from yax.interpreters.staging import StagingTrace, StagingTracer, closure_convert, has_effects
+from yax.lax._util import as_operand
+from yax.primitives.ad_control import stop_gradient_p
+from yax.primitives.custom_derivatives import JVPRule, custom_jvp_call_p
+from yax.transforms._args import canonical_leaf
+from yax.transforms.eager_compiled import jaxpr_structure_key
+
+
+class TapeTracer(StagingTracer):
+    """A value of the tape being recorded: its variable, and its concrete value once computed."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, trace, var, value=None):
+        super().__init__(trace, var)
+        self.value = value
+
+    def to_concrete_or_none(self):
+        if self.value is None:
+            self._trace.evaluate()
+        return self.value
+
+
+class TapeTrace(StagingTrace):
+    """Records primitives applied to its tracers; values are computed on demand."""
+
+    name = "jvp (forward-mode differentiation)"
+    passes_custom_calls = True  # a custom call on constants only just runs, eagerly
+
+    def __init__(self, parent):
+        super().__init__(parent)
+        self.env: dict = {}  # var -> concrete value, for the vars computed so far
+        self.pending: list = []  # (eqn, out tracers) not yet evaluated
+        # the vars whose tangent may be nonzero: the recorded program's JVP will differentiate
+        # them (stop_gradient and integer results end that)
+        self.live: set = set()
+
+    def new_tape_arg(self, value) -> TapeTracer:
+        var = Var(value.aval)
+        self.invars.append(var)
+        self.env[var] = value
+        if dtypes.is_inexact(value.aval.dtype):
+            self.live.add(var)
+        return TapeTracer(self, var, value)
+
+    def _is_live(self, x) -> bool:
+        return self._owns(x) and x._var in self.live
+
+    def _const_var(self, x, aval) -> Var:
+        var = super()._const_var(x, aval)
+        self.env[var] = x
+        return var
+
+    def _owns(self, x) -> bool:
+        return type(x) is TapeTracer and x._trace is self
+
+    def process_primitive(self, primitive, args, params) -> list:
+        if not any(self._owns(a) for a in args):
+            with use_trace(self.parent):  # constants: computed now, not recorded
+                outs = primitive.bind(*args, **params)
+            return list(outs) if primitive.multiple_results else [outs]
+        atoms = [self.to_atom(a) for a in args]
+        outvars = [Var(a) for a in _cached_out_avals(primitive, [a.aval for a in atoms], params)]
+        eqn = Eqn(primitive, atoms, params, outvars, None)
+        if has_effects(eqn):  # runs once, now, in program order
+            outs = self.linearized_now(lambda *xs: primitive.bind(*xs, **params), args)
+            return list(outs) if primitive.multiple_results else [outs]
+        self.eqns.append(eqn)
+        if primitive is not stop_gradient_p and any(self._is_live(a) for a in args):
+            self.live.update(v for v in outvars if dtypes.is_inexact(v.aval.dtype))
+        tracers = [TapeTracer(self, v) for v in outvars]
+        self.pending.append((eqn, tracers))
+        return tracers
+
+    def process_custom_jvp_call(self, call, args):
+        return self._custom_call(call, args)
+
+    def process_custom_vjp_call(self, call, args):
+        return self._custom_call(call, args)
+
+    def _custom_call(self, call, args):
+        try:
+            return self.linearized_now(call, args)
+        except errors.UnexpectedTracerError as err:
+            if "already finished" in err.bare_message:
+                raise
+            # the function or its rule closes over a value of this tape: record the call, whose
+            # rule then says why that cannot be differentiated
+            return call.bind_call(args)
+
+    def evaluate(self) -> None:
+        """Compute every recorded value not computed yet (eagerly, one primitive at a time)."""
+        pending, self.pending = self.pending, []
+        env = self.env
+        with use_trace(self.parent):
+            for eqn, tracers in pending:
+                outs = eqn.primitive.bind(*[read_typed(a, env.__getitem__) for a in eqn.inputs],
+                                          **eqn.params)
+                outs = outs if eqn.primitive.multiple_results else [outs]
+                for v, t, o in zip(eqn.outvars, tracers, outs, strict=True):
+                    env[v] = t.value = o
+
+    def linearized_now(self, fun, args):
+        """`fun(*args)` (pytrees in, a pytree out) computed and linearized now, with the
+        concrete values of this tape's tracers; recorded as one application whose outputs are
+        those values and whose JVP is the linear map (see the module docstring)."""
+        self.evaluate()
+        leaves, tree = tree_util.tree_flatten(args)
+        diff = [self._is_live(x) for x in leaves]
+        values = [x.value if self._owns(x) else x for x in leaves]
+        box = []
+
+        def flat(*primals):
+            it = iter(primals)
+            full = [next(it) if d else v for v, d in zip(values, diff, strict=True)]
+            out_leaves, out_tree = tree_util.tree_flatten(fun(*tree_util.tree_unflatten(tree,
+                                                                                        full)))
+            box.append(out_tree)
+            return [as_operand(o) for o in out_leaves]
+        with use_trace(self.parent):
+            outs, linear, nonzero = linearize_flat(flat, [v for v, d in zip(values, diff) if d])
+        outs = [_concrete(o) for o in outs]
+        if any(nonzero):
+            diff_in = [x for x, d in zip(leaves, diff) if d]
+            outs = self._record_linearized(diff_in, outs, linear, nonzero)
+        return tree_util.tree_unflatten(box[0], outs)
+
+    def _record_linearized(self, diff_in: list, outs: list, linear: ClosedJaxpr,
+                           nonzero: list) -> list:
+        linear, res = closure_convert(linear)
+        res = [_concrete(r) for r in res]
+        operands = [*diff_in, *res, *outs]
+        call_jaxpr, rule = _linear_map_rule(linear, nonzero, len(diff_in),
+                                            [x.aval for x in operands])
+        params = dict(call_jaxpr=call_jaxpr, rule=rule, num_consts=0)
+        atoms = [self.to_atom(a) for a in operands]
+        outvars = [Var(a) for a in call_jaxpr.out_avals]
+        self.eqns.append(Eqn(custom_jvp_call_p, atoms, params, outvars, None))
+        for v, o, nz in zip(outvars, outs, nonzero, strict=True):
+            self.env[v] = o
+            if nz:
+                self.live.add(v)
+        return [TapeTracer(self, v, o) for v, o in zip(outvars, outs, strict=True)]
+
+
+def _concrete(x):
+    """A value computed now, as an Array (a const of the recorded program, never a literal)."""
+    return to_array(x) if type(x) is TypedScalar else canonical_leaf(x)
+
+
+_linear_rules: dict = {}
+
+
+def _linear_map_rule(linear: ClosedJaxpr, nonzero: list, n_diff: int, operand_avals: list):
+    """(call_jaxpr, rule) of an application recorded by `linearized_now`. Its operands are
+    (differentiated inputs..., residuals..., outputs...); it returns the outputs, and its JVP
+    applies the const-free `linear` (residuals..., input tangents...) -> nonzero output
+    tangents. Cached per structure, so that the same recorded program gives equal params (not
+    when the map holds a rule object: a custom_vjp's bwd then runs on every call, as in JAX)."""
+    structure, by_identity = jaxpr_structure_key(linear.jaxpr)
+    reusable = structure is not None and not by_identity
+    key = (structure, tuple(nonzero), n_diff, tuple(operand_avals))
+    hit = _linear_rules.get(key) if reusable else None
+    if hit is not None:
+        return hit
+    n_res = len(linear.jaxpr.invars) - n_diff
+    invars = [Var(a) for a in operand_avals]
+    out_avals = operand_avals[n_diff + n_res:]
+    call_jaxpr = ClosedJaxpr(Jaxpr([], invars, [], invars[n_diff + n_res:]), [])
+
+    def jvp(primals, tangents):
+        res, outs = primals[n_diff:n_diff + n_res], primals[n_diff + n_res:]
+        t_out = iter(eval_jaxpr(linear.jaxpr, [], [*res, *tangents[:n_diff]]))
+        return list(outs), [next(t_out) if nz else Zero(tangent_aval(a))
+                            for nz, a in zip(nonzero, out_avals, strict=True)]
+    entry = (call_jaxpr, JVPRule(jvp, "eager linearized call"))
+    if reusable:
+        if len(_linear_rules) >= 512:
+            _linear_rules.clear()
+        _linear_rules[key] = entry
+    return entry
+
+
+_out_avals_cache: dict = {}
+
+
+def _cached_out_avals(primitive, avals: list, params: dict) -> list:
+    """Abstract evaluation is a pure function of avals and params: recording the same program
+    again reuses its results (shape errors are raised, never cached)."""
+    try:
+        key = (primitive, tuple(avals), tuple(params.items()), config.enable_x64)
+        hit = _out_avals_cache.get(key)
+    except TypeError:  # an unhashable param
+        return primitive.out_avals(avals, params)
+    if hit is None:
+        hit = primitive.out_avals(avals, params)
+        if len(_out_avals_cache) >= 8192:
+            _out_avals_cache.clear()
+        _out_avals_cache[key] = hit
+    return hit
+
+
+def record_tape(fun, values: list):
+    """Run `fun(*values)`, recording the primitives applied to `values`. Returns (the outputs:
+    tracers of the tape, or constants; the recorded program from `values` to the outputs, with
+    the constants it read as consts; the tape, whose `evaluate` computes the values)."""
+    tape = TapeTrace(current_trace())
+    ins = [tape.new_tape_arg(v) for v in values]
+    return run_in_trace(tape, fun, ins, lambda outs: (outs, tape.to_jaxpr(outs), tape))
+
+
+def concrete_outputs(outs) -> list:
+    """The values of the tape's outputs, None where not computed yet."""
+    return [o.value if type(o) is TapeTracer else o for o in outs]

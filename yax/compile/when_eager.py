@@ -13,9 +13,9 @@ from __future__ import annotations
 from yax.compile import cache
 from yax.compile.run import run_closed_jaxpr
 from yax.config import config
-from yax.interpreters.eager import to_array
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.runtime.array import Array
+from yax.runtime.values import to_array
 
 
 class CompiledVariants:

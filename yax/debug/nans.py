@@ -15,9 +15,8 @@ import numpy as np
 from yax import errors
 from yax.config import config
 from yax.core import dtypes
-from yax.core.trace import use_trace
+from yax.core.trace import eager_trace, use_trace
 from yax.interpreters import eager
-from yax.interpreters.eager import EVAL_TRACE
 from yax.interpreters.eval_jaxpr import bind_eqn, eval_jaxpr
 from yax.transforms import jit_entry
 
@@ -48,7 +47,7 @@ def check_jit_outputs(jaxpr, args, outs, name: str) -> None:
     kinds = [_bad(np.asarray(o)) for o in outs]
     if not any(kinds):
         return
-    with use_trace(EVAL_TRACE):
+    with use_trace(eager_trace()):
         _rerun(jaxpr.jaxpr, jaxpr.consts, list(args))
     kind = next(k for k in kinds if k)
     raise errors.DebugNaNError(

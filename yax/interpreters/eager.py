@@ -16,14 +16,14 @@ from yax._resource_errors import raise_if_out_of_memory
 from yax.compile import cache, placement
 from yax.compile.compiler import compile_jaxpr
 from yax.config import config
-from yax.core import dtypes
-from yax.core.avals import ShapedArray, TypedScalar
+from yax.core.avals import TypedScalar
 from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from yax.core.trace import Trace, Tracer, set_eval_trace
-from yax.runtime import backend, sharding_bridge, transfer
+from yax.runtime import backend, sharding_bridge, transfer, values
 from yax.runtime.array import Array
 from yax.runtime.named_sharding import NamedSharding
 from yax.runtime.partition_spec import PartitionSpec
+from yax.runtime.values import to_array
 
 
 class EvalTrace(Trace):
@@ -49,47 +49,6 @@ class EvalTrace(Trace):
 
 EVAL_TRACE = EvalTrace(None)
 set_eval_trace(EVAL_TRACE)
-
-
-_scalar_arrays: dict = {}
-cache.on_clear(_scalar_arrays.clear)
-
-
-def to_array(x) -> Array:
-    if isinstance(x, Array):
-        return x
-    if type(x) is TypedScalar:
-        device = backend.device_override()  # `yax.default_device` may change it
-        if x.array is not None and device is None:
-            return x.array
-        # small cache: loops that reuse the same constants skip the host-to-device copy
-        key = (x.value.tobytes(), x.aval, device)
-        hit = _scalar_arrays.get(key)
-        if hit is None:
-            if len(_scalar_arrays) > 4096:
-                _scalar_arrays.clear()
-            hit = _scalar_arrays[key] = array_from_numpy(x.value, weak_type=x.aval.weak_type,
-                                                         device=device)
-        if device is None:
-            x.array = hit
-        return hit
-    if isinstance(x, Tracer):
-        raise errors.UnexpectedTracerError(
-            f"a traced value {x.aval.str_short()} cannot become a concrete Array here")
-    if dtypes.is_python_scalar(x):
-        dt, weak = dtypes.scalar_type_of(x)
-        return array_from_numpy(np.asarray(x, dtype=dtypes.canonicalize(dt)), weak_type=weak)
-    return array_from_numpy(np.asarray(x))
-
-
-def array_from_numpy(value, *, weak_type: bool = False, device=None) -> Array:
-    """Copy NumPy data to the device (narrowing 64-bit types when x64 is off, with a warning)."""
-    value = np.asarray(value)
-    dt = dtypes.canonicalize(value.dtype, warn=True)
-    if dt != value.dtype:
-        value = value.astype(dt)
-    device = device or backend.default_device()
-    return Array(transfer.device_put(value, device), ShapedArray(value.shape, dt, weak_type))
 
 
 def _eager_capacity() -> int:
@@ -235,4 +194,4 @@ def _compile_sharded(primitive, avals, params, jax_shardings):
 def clear_cache() -> None:
     """Forget every compiled primitive (and the small constant cache)."""
     _exec_cache.clear()
-    _scalar_arrays.clear()
+    values.clear_scalar_arrays()

@@ -9,13 +9,13 @@ differentiations apart.
 
 from __future__ import annotations
 
-from yax.core.avals import aval_of_value
 from yax.core.ir import ClosedJaxpr
 from yax.core.trace import Trace, Tracer, current_trace, run_in_trace, use_trace
 from yax.interpreters.ad_util import Zero, tangent_aval
 from yax.interpreters.ad_util import instantiate as materialize
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import trace_to_jaxpr
+from yax.runtime.values import aval_of
 
 
 class JVPTracer(Tracer):
@@ -28,16 +28,13 @@ class JVPTracer(Tracer):
 
     @property
     def aval(self):
-        return _aval(self.primal)
+        return aval_of(self.primal)
 
     def to_concrete_or_none(self):
         p = self.primal
         return p.to_concrete_or_none() if isinstance(p, Tracer) else p
 
 
-def _aval(x):
-    aval = getattr(x, "aval", None)
-    return aval if aval is not None else aval_of_value(x)
 
 
 class JVPTrace(Trace):
@@ -58,7 +55,7 @@ class JVPTrace(Trace):
             return x.primal, x.tangent
         if isinstance(x, Tracer):
             self.check_foreign(x)
-        return x, Zero(tangent_aval(_aval(x)))
+        return x, Zero(tangent_aval(aval_of(x)))
 
     def process_primitive(self, primitive, args, params) -> list:
         primals, tangents = zip(*(self.split(a) for a in args)) if args else ((), ())

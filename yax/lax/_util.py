@@ -7,7 +7,7 @@ import numpy as np
 from yax import errors
 from yax.core import dtypes
 from yax.core.avals import TypedScalar, aval_of_value
-from yax.interpreters import eager
+from yax.runtime import values
 
 
 def is_python_scalar(x) -> bool:
@@ -58,7 +58,7 @@ def as_operand(x):
         return x
     if is_python_scalar(x):
         return canonical_scalar(x)
-    return eager.array_from_numpy(np.asarray(x))
+    return values.array_from_numpy(np.asarray(x))
 
 
 def aval_of(x):

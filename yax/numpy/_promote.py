@@ -9,11 +9,11 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer
-from yax.interpreters.eager import to_array
 from yax.lax import _util
 from yax.lax.elementwise import _convert_keep_weak
 from yax.lax.shape import broadcast_in_dim
 from yax.runtime.array import Array
+from yax.runtime.values import to_array
 
 
 def is_array_like(x) -> bool:

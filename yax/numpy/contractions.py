@@ -21,9 +21,9 @@ import numpy as np
 
 from yax import errors, lax
 from yax.core import dtypes
-from yax.interpreters.eager import to_array
 from yax.numpy import _promote
 from yax.numpy.indexing import getitem
+from yax.runtime.values import to_array
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum"]
 

@@ -15,12 +15,12 @@ from yax._resource_errors import check_allocation
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer
-from yax.interpreters.eager import array_from_numpy, to_array
 from yax.lax.elementwise import _convert_keep_weak, convert_element_type
 from yax.numpy import ufuncs
 from yax.numpy._promote import broadcast_to_shape, shape_of
 from yax.numpy.manipulation import reshape, stack
 from yax.runtime.array import Array
+from yax.runtime.values import array_from_numpy, to_array
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "linspace", "eye", "identity", "copy", "tri"]

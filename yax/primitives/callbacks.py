@@ -28,10 +28,10 @@ from yax.core.primitive import Primitive
 from yax.core.trace import bind
 from yax.interpreters import mlir
 from yax.interpreters.batching import not_mapped
-from yax.interpreters.eager import array_from_numpy
 from yax.interpreters.mlir import hlo
 from yax.interpreters.staging import jaxpr_has_effects
 from yax.primitives._lax import lax
+from yax.runtime.values import array_from_numpy
 
 callback_p = Primitive("callback", multiple_results=True)
 

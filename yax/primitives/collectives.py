@@ -24,12 +24,13 @@ from yax.core import dtypes
 from yax.core.avals import ShapedArray, TypedScalar
 from yax.core.primitive import Primitive
 from yax.core.trace import Tracer, current_trace, use_trace
-from yax.interpreters import batching, eager, mlir
+from yax.interpreters import batching, mlir
 from yax.interpreters.ad_util import Zero
 from yax.interpreters.mlir import hlo, ir
 from yax.primitives import mesh_axes
 from yax.primitives._checks import dtype_kind_check
 from yax.primitives._lax import lax
+from yax.runtime import values
 
 # --- finding the trace that binds an axis name ---------------------------------------------------
 
@@ -68,7 +69,7 @@ def _maybe_batched(x, trace) -> bool:
 
 
 def _as_value(x):
-    return eager.to_array(x) if type(x) is TypedScalar else x  # results are arrays
+    return values.to_array(x) if type(x) is TypedScalar else x  # results are arrays
 
 
 # A value that is the same for every example: summing n copies multiplies by n; max/min keep it.

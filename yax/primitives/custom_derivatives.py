@@ -24,7 +24,6 @@ import collections
 import numpy as np
 
 from yax import errors
-from yax.core.avals import aval_of_value
 from yax.core.dtypes import is_inexact
 from yax.core.primitive import Primitive
 from yax.core.trace import Tracer, bind, eager_trace, use_trace
@@ -37,6 +36,7 @@ from yax.interpreters.rule_cache import cached
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.interpreters.transpose import is_undefined, transpose_jaxpr
 from yax.primitives.call import run_closed_jaxpr
+from yax.runtime.values import aval_of
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
@@ -182,7 +182,7 @@ def _custom_vjp_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
     live = [t for t in ts if type(t) is not Zero]
     # reverse mode only transposes the linear map, so bwd need not be probed (run) now
     mode = ("transpose" if all(is_unknown_tangent(t) for t in live)
-            else _forward_mode(rule, res_tree, [_aval(r) for r in res], call_jaxpr, diff))
+            else _forward_mode(rule, res_tree, [aval_of(r) for r in res], call_jaxpr, diff))
     primal_operands = [*consts, *args] if mode == "primal" else []
     t_outs = bind(custom_vjp_lin_p, *primal_operands, *res, *ts, rule=rule, res_tree=res_tree,
                   call_jaxpr=call_jaxpr, num_consts=num_consts, num_res=len(res), diff=diff,
@@ -192,8 +192,6 @@ def _custom_vjp_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
                   for a in call_jaxpr.out_avals]
 
 
-def _aval(x):
-    return getattr(x, "aval", None) or aval_of_value(x)
 
 
 def _batched_vjp_rule(rule: VJPRule, size: int, n_out: int) -> VJPRule:
@@ -264,7 +262,7 @@ def _lin_transpose(cts, *operands, rule, res_tree, call_jaxpr, num_consts, num_r
     primals, res, tangents = _lin_split(operands, num_consts=num_consts, call_jaxpr=call_jaxpr,
                                         num_res=num_res, mode=mode)
     assert not any(is_undefined(r) for r in res), "custom_vjp residuals must be known"
-    probed = _probed_bwds.get((rule, res_tree, tuple(_aval(r) for r in res)))
+    probed = _probed_bwds.get((rule, res_tree, tuple(aval_of(r) for r in res)))
     if probed is not None:  # bwd was already traced (to test its linearity): not called again
         diff_cts = eval_jaxpr(probed.jaxpr, probed.consts,
                               [*res, *[instantiate(c) if type(c) is Zero else c for c in cts]])
@@ -367,7 +365,7 @@ def _forward_operands(operands, params):
 def _lin_eval(operands, params):
     """Forward evaluation: run the forward program under the current trace."""
     ops = _forward_operands(list(operands), params)
-    fwd = _forward_jaxpr([_aval(o) for o in ops], **params)
+    fwd = _forward_jaxpr([aval_of(o) for o in ops], **params)
     _warn_if_primal(params["rule"], params["mode"])
     return eval_jaxpr(fwd.jaxpr, fwd.consts, ops)
 

@@ -27,6 +27,7 @@ from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
 from yax.interpreters.mlir import hlo
+from yax.runtime import values
 
 
 class FftType(enum.IntEnum):
@@ -106,7 +107,6 @@ fft_p.lower = _fft_lower
 
 
 # --- differentiation and batching rules ---------------------------------------------------------
-from yax.interpreters import eager  # noqa: E402
 from yax.interpreters.batching import axis_size_of, move_batch_axis  # noqa: E402
 from yax.primitives._ad_rules import linear_jvp  # noqa: E402
 from yax.primitives._lax import lax  # noqa: E402
@@ -120,7 +120,7 @@ def _last_axis_weights(like, n: int, scale: float, invert: bool):
     if n % 2 == 0:
         m[-1] = 1.0
     aval = aval_of_value(like)
-    w = eager.array_from_numpy(np.asarray(scale / m if invert else scale * m, aval.dtype))
+    w = values.array_from_numpy(np.asarray(scale / m if invert else scale * m, aval.dtype))
     return lax.broadcast_in_dim(w, aval.shape, (aval.ndim - 1,))
 
 

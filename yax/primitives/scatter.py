@@ -29,7 +29,6 @@ from yax.primitives.slicing import (
     GatherDimensionNumbers,
     GatherScatterMode,
     ScatterDimensionNumbers,
-    _aval,
     _check_batching,
     _check_index_map,
     _clamp_indices,
@@ -43,6 +42,7 @@ from yax.primitives.slicing import (
     dynamic_update_slice_p,
     gather_p,
 )
+from yax.runtime.values import aval_of
 
 ir = mlir.ir
 
@@ -149,7 +149,7 @@ def _gather_windows(y, indices, upd_aval, dn, mode):
         start_index_map=dn.scatter_dims_to_operand_dims,
         operand_batching_dims=dn.operand_batching_dims,
         start_indices_batching_dims=dn.scatter_indices_batching_dims)
-    sizes = tuple(_scatter_window_sizes(_aval(y), upd_aval, dn))
+    sizes = tuple(_scatter_window_sizes(aval_of(y), upd_aval, dn))
     # a scatter that is not clamping drops windows that do not fit (XLA skips them)
     gmode = _MODE.CLIP if mode == _MODE.CLIP else _MODE.FILL_OR_DROP
     return gather_p.bind(y, indices, dimension_numbers=gdn, slice_sizes=sizes,
@@ -217,7 +217,7 @@ def _scatter_transpose(cts, x, indices, updates, *, dimension_numbers, indices_a
     dn = dimension_numbers
     params = dict(dimension_numbers=dn, indices_are_sorted=indices_are_sorted,
                   unique_indices=unique_indices, mode=mode)
-    upd_aval = updates.aval if is_undefined(updates) else _aval(updates)
+    upd_aval = updates.aval if is_undefined(updates) else aval_of(updates)
     ct_x = ct_updates = None
     if is_undefined(x):  # overwritten entries do not reach the output
         zeros = zeros_like_aval(upd_aval.strip_weak_type())
@@ -225,9 +225,9 @@ def _scatter_transpose(cts, x, indices, updates, *, dimension_numbers, indices_a
     if is_undefined(updates):
         ct_updates = _gather_windows(ct, indices, upd_aval, dn, mode)
         if not unique_indices:  # (a NaN/inf cotangent on a losing entry would leak through)
-            x_aval = x.aval if is_undefined(x) else _aval(x)
+            x_aval = x.aval if is_undefined(x) else aval_of(x)
             ct_updates = lax.mul(ct_updates, _winner_mask(x_aval, indices, upd_aval, dn, mode,
-                                                          _aval(ct).dtype))
+                                                          aval_of(ct).dtype))
     return [ct_x, None, ct_updates]
 
 
@@ -253,8 +253,8 @@ def _scatter_mul_updates_jvp(x, indices, updates, upd_dot, *, dimension_numbers,
     # of the other updates reaching that entry), so each update needs that exclusive product
     dn = dimension_numbers
     scatter_add = functools.partial(scatter_add_p.bind, dimension_numbers=dn, **params)
-    dt = _aval(upd_dot).dtype
-    zeros = zeros_like_aval(ShapedArray(_aval(x).shape, dt))
+    dt = aval_of(upd_dot).dtype
+    zeros = zeros_like_aval(ShapedArray(aval_of(x).shape, dt))
     if params["unique_indices"]:  # no other update reaches the entry
         return lax.mul(x, scatter_add(zeros, indices, upd_dot))
     return lax.mul(x, scatter_add(zeros, indices, lax.mul(upd_dot, _exclusive_products(
@@ -266,10 +266,10 @@ def _exclusive_products(x, indices, updates, dn, mode):
     operand entry. Dividing the full product by the entry itself fails at zeros, so zeros are
     counted apart: the product of the nonzero updates is exact, and a zero entry's exclusive
     product is it when the entry is the only zero there (0 when there are more)."""
-    dt = _aval(updates).dtype
+    dt = aval_of(updates).dtype
     params = dict(dimension_numbers=dn, indices_are_sorted=False, unique_indices=False,
                   mode=mode)
-    upd_aval, x_shape = _aval(updates), _aval(x).shape
+    upd_aval, x_shape = aval_of(updates), aval_of(x).shape
 
     def full(shape, value):
         return lax.broadcast_in_dim(np.asarray(value, dt), shape, ())
@@ -306,12 +306,12 @@ def _scatter_extremum_jvp(prim):
         out = prim.bind(x, indices, updates, dimension_numbers=dn, **params)
         if type(x_dot) is Zero and type(upd_dot) is Zero:
             return [out], [_zero_tangent(out)]
-        dt = _aval(out).dtype
-        upd_aval = _aval(updates)
+        dt = aval_of(out).dtype
+        upd_aval = aval_of(updates)
         x_wins = lax.convert_element_type(lax.eq(x, out), dt)
         upd_reached = _gather_windows(out, indices, upd_aval, dn, mode)
         upd_wins = lax.convert_element_type(lax.eq(updates, upd_reached), dt)
-        zeros = zeros_like_aval(ShapedArray(_aval(x).shape, dt))
+        zeros = zeros_like_aval(ShapedArray(aval_of(x).shape, dt))
         add = functools.partial(scatter_add_p.bind, dimension_numbers=dn, **params)
         count = lax.add(x_wins, add(zeros, indices, upd_wins))
         share = lax.div(np.ones((), dt), lax.max(count, np.ones((), dt)))

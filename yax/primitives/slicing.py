@@ -33,6 +33,7 @@ from yax.core.primitive import Primitive
 from yax.interpreters import mlir
 from yax.interpreters.mlir import hlo
 from yax.primitives._checks import same_dtypes
+from yax.runtime.values import aval_of
 
 ir = mlir.ir
 
@@ -339,7 +340,7 @@ gather_p = _make("gather", _gather_abstract_eval, _gather_lower)
 # transposes pair up as slice <-> pad, dynamic_slice <-> dynamic_update_slice, gather <->
 # scatter_add. Batched indices turn dynamic slices into gathers/scatters with batching dims.
 
-from yax.core.avals import TypedScalar, aval_of_value  # noqa: E402
+from yax.core.avals import TypedScalar  # noqa: E402
 from yax.interpreters.ad_util import Zero, instantiate, zeros_like_aval  # noqa: E402
 from yax.interpreters.batching import axis_size_of, move_batch_axis  # noqa: E402
 from yax.interpreters.transpose import is_undefined  # noqa: E402
@@ -349,8 +350,6 @@ from yax.primitives.checkify_rules import checked_by, index_check  # noqa: E402
 _MODE = GatherScatterMode
 
 
-def _aval(x):
-    return aval_of_value(x)
 
 
 def _shift(axes) -> tuple:
@@ -359,7 +358,7 @@ def _shift(axes) -> tuple:
 
 
 def _zero_tangent(out):
-    return Zero(_aval(out).strip_weak_type())
+    return Zero(aval_of(out).strip_weak_type())
 
 
 def _jvp_linear_in(prim, linear: tuple) -> None:
@@ -381,7 +380,7 @@ def _slice_transpose(cts, x, *, start_indices, limit_indices, strides):
     shape = x.aval.shape
     strides = strides or (1,) * len(shape)
     config = []
-    for start, size, stride, n in zip(start_indices, shape, strides, _aval(ct).shape,
+    for start, size, stride, n in zip(start_indices, shape, strides, aval_of(ct).shape,
                                       strict=True):
         extent = (n - 1) * stride + 1 if n else 0  # from the first to the last taken element
         config.append((start, size - start - extent, stride - 1))
@@ -390,7 +389,7 @@ def _slice_transpose(cts, x, *, start_indices, limit_indices, strides):
 
 def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
     x = move_batch_axis(args[0], dims[0], 0, None)
-    size = _aval(x).shape[0]
+    size = aval_of(x).shape[0]
     strides = None if strides is None else (1,) + tuple(strides)
     return [slice_p.bind(x, start_indices=(0,) + tuple(start_indices),
                          limit_indices=(size,) + tuple(limit_indices), strides=strides)], [0]
@@ -417,7 +416,7 @@ def _stack_starts(starts, dims, size):
 
 
 def _start_zero(starts):
-    dt = _aval(starts[0]).dtype if starts else np.dtype(np.int32)
+    dt = aval_of(starts[0]).dtype if starts else np.dtype(np.int32)
     return TypedScalar(0, dt, weak_type=False)
 
 
@@ -440,7 +439,7 @@ def _dynamic_slice_batch(args, dims, *, slice_sizes):
 
 def _dynamic_update_slice_transpose(cts, x, update, *starts):
     ct, = cts
-    upd_aval = _aval(update) if not is_undefined(update) else update.aval
+    upd_aval = aval_of(update) if not is_undefined(update) else update.aval
     ct_x = ct_update = None
     if is_undefined(x):  # the overwritten block does not reach the output
         zeros = zeros_like_aval(upd_aval.strip_weak_type())

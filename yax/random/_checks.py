@@ -17,6 +17,7 @@ from yax.core.trace import Tracer, current_trace
 from yax.interpreters import eager
 from yax.lax._util import canonical_scalar
 from yax.random.typed_keys import PRNGKeyArray
+from yax.runtime import values
 from yax.runtime.array import Array
 
 
@@ -176,4 +177,4 @@ def operand(name: str, x):
                 f"{info.dtype}; enable x64 mode or pass an array of a wider dtype.")
     if current_trace() is not eager.EVAL_TRACE:
         return x
-    return eager.to_array(canonical_scalar(x))
+    return values.to_array(canonical_scalar(x))

@@ -17,11 +17,11 @@ from yax import numpy as jnp
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer
-from yax.interpreters import eager
 from yax.random import _checks, threefry
 from yax.random._kernel import Kernel
 from yax.random.typed_keys import IMPL_NAME as _IMPL_NAME
 from yax.random.typed_keys import PRNGKeyArray, rewrap_like
+from yax.runtime import values
 from yax.runtime.array import Array
 from yax.transforms.jit import jit
 
@@ -153,7 +153,7 @@ def _fold_in(key, data):
             raise errors.DTypeError(
                 f"yax.random.fold_in: data {int(data)} does not fit in 32 bits.")
         word = TypedScalar.of(int(data) & 0xFFFFFFFF, np.dtype(np.uint32), weak_type=False)
-        return _fold_in_kernel(key, eager.to_array(word))  # a cached device scalar
+        return _fold_in_kernel(key, values.to_array(word))  # a cached device scalar
     raise errors.DTypeError(
         f"yax.random.fold_in takes an integer scalar, got {type(data).__name__} {data!r}.")
 

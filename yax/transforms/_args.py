@@ -2,30 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from yax import errors, tree_util
-from yax.core import dtypes
-from yax.core.avals import ShapedArray
-from yax.core.trace import Tracer
-from yax.interpreters import eager
-from yax.runtime.array import Array
-
-
-def leaf_aval(x, path: str = "") -> ShapedArray:
-    if type(x) is Array or isinstance(x, Tracer):
-        return x.aval
-    if dtypes.is_python_scalar(x):
-        dt, weak = dtypes.scalar_type_of(x)
-        return ShapedArray((), dtypes.canonicalize(dt), weak)
-    if isinstance(x, (np.ndarray, np.generic)):
-        return ShapedArray(np.shape(x), dtypes.canonicalize(x.dtype, warn=True))
-    if hasattr(x, "__array__") and hasattr(x, "dtype") and hasattr(x, "shape"):
-        return ShapedArray(x.shape, dtypes.canonicalize(x.dtype, warn=True))
-    where = f" at {path}" if path else ""
-    raise TypeError(f"argument{where} of type {type(x).__name__} is not an array; pass arrays, "
-                    f"scalars or pytrees of them, or mark the argument static "
-                    f"(static_argnums/static_argnames)")
+from yax.runtime.values import leaf_aval
 
 
 def non_array_argument_error(fun, args, kwargs, static_pos) -> TypeError:
@@ -53,16 +31,6 @@ def non_array_argument_error(fun, args, kwargs, static_pos) -> TypeError:
                     f"or a scalar. Mark that argument static (static_argnums/static_argnames) "
                     f"or pass it through a closure instead")
     return TypeError("a jit argument is not an array; pass arrays, scalars or pytrees of them")
-
-
-def canonical_leaf(x):
-    """Arrays and tracers pass through; NumPy data and Python scalars become Arrays (weak for
-    Python scalars), so transformations only ever see values with avals."""
-    if type(x) is Array or isinstance(x, Tracer):
-        return x
-    if dtypes.is_python_scalar(x):
-        return eager.to_array(x)
-    return eager.array_from_numpy(np.asarray(x))
 
 
 def normalize_argnums(argnums, nargs: int | None = None) -> tuple[int, ...]:

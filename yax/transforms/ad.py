@@ -12,8 +12,7 @@ import numpy as np
 
 from yax import errors, tree_util
 from yax.core import dtypes
-from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
-from yax.interpreters import eager
+from yax.core.avals import TypedScalar
 from yax.interpreters import jvp as jvp_interp
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
 from yax.interpreters.eval_jaxpr import eval_jaxpr
@@ -22,12 +21,10 @@ from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.transpose import UndefinedPrimal, backward_pass
 from yax.lax.ad_control import stop_gradient
 from yax.lax.elementwise import _convert_keep_weak
+from yax.runtime import values
+from yax.runtime.values import aval_of, canonical_leaf
 from yax.transforms import eager_ad
-from yax.transforms._args import canonical_leaf, normalize_argnums
-
-
-def _aval(x) -> ShapedArray:
-    return aval_of_value(x)
+from yax.transforms._args import normalize_argnums
 
 
 def _flat_fun(fun, in_tree, out_tree_box):
@@ -70,7 +67,7 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
                         f"and {t_tree}")
     tangents_in = []
     for p, t in zip(p_leaves, t_leaves):
-        pa, ta = _aval(p), (None if _is_float0(t) else _aval(t))
+        pa, ta = aval_of(p), (None if _is_float0(t) else aval_of(t))
         if ta is not None and (pa.shape != ta.shape):
             raise errors.ShapeError(f"jvp: tangent {ta.str_short()} does not match its primal "
                                     f"{pa.str_short()}; each tangent has its primal's shape")
@@ -79,7 +76,7 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
     out_box = []
     flat = _flat_fun(fun, in_tree, out_box)
     p_out, t_out = jvp_interp.jvp_flat(flat, p_leaves, tangents_in)
-    t_out = [_zeros_float0(_aval(p)) if type(t) is Zero and not _differentiable(_aval(p))
+    t_out = [_zeros_float0(aval_of(p)) if type(t) is Zero and not _differentiable(aval_of(p))
              else instantiate(t) for p, t in zip(p_out, t_out)]
     out_tree = out_box[0]
     primal_out = tree_util.tree_unflatten(out_tree, p_out)
@@ -117,7 +114,7 @@ def linearize(fun, *primals):
     p_leaves = [canonical_leaf(x) for x in p_leaves]
     out_box = []
     p_out, linear, nonzero = linearize_flat(_flat_fun(fun, in_tree, out_box), p_leaves)
-    out_avals = [_aval(p) for p in p_out]
+    out_avals = [aval_of(p) for p in p_out]
     return (tree_util.tree_unflatten(out_box[0], p_out),
             _LinearFunction(linear, nonzero, in_tree, out_box[0], out_avals))
 
@@ -159,7 +156,7 @@ def _vjp(fun, primals, has_aux: bool, unit_cotangent: bool = False):
         p_out = p_out[:len(p_out) - n_aux]
         pullback = functools.partial(_pullback_ignoring_aux, pullback, n_aux)
     out_tree = out_box[0]
-    out_avals = [_aval(p) for p in p_out]
+    out_avals = [aval_of(p) for p in p_out]
 
     def f_vjp(ct):
         ct_leaves, ct_tree = tree_util.tree_flatten(ct)
@@ -171,8 +168,8 @@ def _vjp(fun, primals, has_aux: bool, unit_cotangent: bool = False):
                 raise errors.ShapeError(f"vjp: cotangent of shape {np.shape(c)} for an output "
                                         f"{a.str_short()}; cotangents have the output's shape")
         cts = pullback(list(ct_leaves))
-        flat_cts = [_zeros_float0(_aval(p)) if not _differentiable(_aval(p))
-                    else _weak_like(_value(c), _aval(p)) for p, c in zip(p_leaves, cts)]
+        flat_cts = [_zeros_float0(aval_of(p)) if not _differentiable(aval_of(p))
+                    else _weak_like(_value(c), aval_of(p)) for p, c in zip(p_leaves, cts)]
         return tree_util.tree_unflatten(in_tree, flat_cts)
 
     primal_out = tree_util.tree_unflatten(out_tree, p_out)
@@ -187,7 +184,7 @@ def _pullback_ignoring_aux(pullback, n_aux: int, cts: list) -> list:
 
 def _weak_like(ct, primal_aval):
     """As JAX: a cotangent returned to the user is weakly typed exactly when its primal is."""
-    aval = _aval(ct)
+    aval = aval_of(ct)
     if aval.weak_type == primal_aval.weak_type or aval.dtype != primal_aval.dtype:
         return ct
     return _convert_keep_weak(ct, aval.dtype, primal_aval.weak_type)
@@ -196,7 +193,7 @@ def _weak_like(ct, primal_aval):
 def _value(ct):
     """A user-facing cotangent: zeros materialised, typed literals made Arrays."""
     if type(ct) is TypedScalar:
-        return eager.to_array(ct)
+        return values.to_array(ct)
     return instantiate(ct)
 
 
@@ -212,7 +209,7 @@ def _check_grad_inputs(args, argnums, allow_int: bool, name: str, holomorphic: b
     those then; `real_only` for forward mode, which has no conjugate convention)."""
     for i in argnums:
         for leaf in tree_util.tree_leaves(args[i]):
-            aval = _aval(leaf)
+            aval = aval_of(leaf)
             if holomorphic and not dtypes.is_complex(aval.dtype):
                 raise errors.DTypeError(
                     f"{name} with holomorphic=True requires inputs with complex dtype, but got "
@@ -291,7 +288,7 @@ def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
 
 def _check_scalar_output(value, holomorphic: bool = False) -> None:
     leaves = tree_util.tree_leaves(value)
-    aval = _aval(leaves[0]) if len(leaves) == 1 else None
+    aval = aval_of(leaves[0]) if len(leaves) == 1 else None
     if aval is None or aval.shape != ():
         shape = aval.str_short() if aval is not None else f"a pytree of {len(leaves)} leaves"
         aux = (" If the function returns (loss, auxiliary data), pass `has_aux=True`: grad then "
@@ -321,7 +318,7 @@ def check_output_dtype(aval, name: str, holomorphic: bool) -> None:
 
 def _one_like(value):
     leaf = tree_util.tree_leaves(value)[0]
-    aval = _aval(leaf)
+    aval = aval_of(leaf)
     # a typed literal: staged programs show `1.0:f32[]` rather than capturing a constant
     one = TypedScalar(1, aval.dtype, weak_type=False)
     return tree_util.tree_unflatten(tree_util.tree_structure(value), [one])
@@ -331,7 +328,7 @@ def linear_transpose(fun, *primals):
     """The transpose of the linear function `fun`, for inputs shaped like `primals`."""
     p_leaves, in_tree = tree_util.tree_flatten(primals)
     p_leaves = [canonical_leaf(x) for x in p_leaves]
-    in_avals = [tangent_aval(_aval(p)) for p in p_leaves]
+    in_avals = [tangent_aval(aval_of(p)) for p in p_leaves]
     out_box = []
     closed = trace_to_jaxpr(_flat_fun(fun, in_tree, out_box), in_avals, name="linear_transpose")
 

@@ -13,9 +13,9 @@ from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.trace import Tracer
-from yax.interpreters import eager, rule_cache, traced_cache
+from yax.interpreters import rule_cache, traced_cache
 from yax.runtime import backend as _backend
-from yax.runtime import executable, transfer
+from yax.runtime import executable, transfer, values
 from yax.runtime.array import Array
 from yax.runtime.named_sharding import Sharding, SingleDeviceSharding
 from yax.transforms.jit import jit
@@ -58,7 +58,7 @@ def _put_leaf(leaf, target):
     if target is None:
         if type(leaf) is Array:
             return leaf
-        return eager.array_from_numpy(np.asarray(leaf))
+        return values.array_from_numpy(np.asarray(leaf))
     weak = leaf.weak_type if type(leaf) is Array else False
     if isinstance(target, SingleDeviceSharding):
         target = next(iter(target.device_set))
@@ -71,7 +71,7 @@ def _put_leaf(leaf, target):
     if type(leaf) is Array and leaf._buf.sharding.device_set == {target}:
         out = Array(leaf._buf, leaf.aval)
     else:
-        out = eager.array_from_numpy(np.asarray(leaf), weak_type=weak, device=target)
+        out = values.array_from_numpy(np.asarray(leaf), weak_type=weak, device=target)
     out._committed = True
     return out
 

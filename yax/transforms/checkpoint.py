@@ -15,13 +15,13 @@ import functools
 
 from yax import tree_util
 from yax.core.avals import aval_of_value
-from yax.core.trace import Tracer, bind, current_trace
-from yax.interpreters.eager import EVAL_TRACE
+from yax.core.trace import Tracer, bind, is_eager
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached
 from yax.lax._util import as_operand
 from yax.primitives.remat import name_p, remat_p
-from yax.transforms._args import canonical_leaf, check_hashable_static, normalize_argnums
+from yax.runtime.values import canonical_leaf
+from yax.transforms._args import check_hashable_static, normalize_argnums
 
 __all__ = ["checkpoint", "remat", "checkpoint_name"]
 
@@ -46,7 +46,7 @@ def checkpoint(fun=None, *, prevent_cse: bool = True, policy=None, static_argnum
 
     @functools.wraps(fun)
     def wrapped(*args):
-        if current_trace() is EVAL_TRACE and not any(
+        if is_eager() and not any(
                 isinstance(x, Tracer) for x in tree_util.tree_leaves(args)):
             return fun(*args)  # nothing will be differentiated: just run it
         static = tuple((i, args[i]) for i in static_argnums if i < len(args))

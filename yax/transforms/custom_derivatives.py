@@ -30,7 +30,6 @@ from yax.core import dtypes
 from yax.core.avals import TypedScalar, aval_of_value
 from yax.core.trace import Tracer, bind, current_trace, is_eager, use_trace
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
-from yax.interpreters.eager import to_array
 from yax.interpreters.jvp import JVPTracer
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.lax._util import as_operand, describe_function
@@ -43,7 +42,8 @@ from yax.primitives.custom_derivatives import (
     custom_vjp_lin_p,
     is_unknown_tangent,
 )
-from yax.transforms._args import canonical_leaf, normalize_argnums
+from yax.runtime.values import canonical_leaf, to_array
+from yax.transforms._args import normalize_argnums
 
 __all__ = ["custom_jvp", "custom_vjp"]
 

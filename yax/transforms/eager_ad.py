@@ -14,9 +14,8 @@ from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import TypedScalar, aval_of_value
 from yax.core.trace import is_eager
-from yax.interpreters.eager import to_array
 from yax.runtime.array import Array
-from yax.transforms._args import canonical_leaf
+from yax.runtime.values import canonical_leaf, to_array
 from yax.transforms.eager_compiled import (
     CompiledTapeVJP,
     cached_program,

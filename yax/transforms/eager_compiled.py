@@ -20,11 +20,11 @@ from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
 from yax.core.ir import ClosedJaxpr, Jaxpr, Literal
 from yax.core.trace import is_eager
 from yax.interpreters.ad_util import Zero, tangent_aval
-from yax.interpreters.eager import to_array
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.partial_eval import linearize_flat
 from yax.interpreters.transpose import UndefinedPrimal, backward_pass
 from yax.runtime.array import Array
+from yax.runtime.values import to_array
 from yax.transforms.jit import jit
 
 

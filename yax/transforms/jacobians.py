@@ -8,10 +8,11 @@ import numpy as np
 
 from yax import errors, tree_util
 from yax.core.avals import aval_of_value
-from yax.interpreters import eager
 from yax.interpreters.ad_util import zeros_like_aval
 from yax.lax import shape as lax_shape
-from yax.transforms._args import canonical_leaf, normalize_argnums
+from yax.runtime import values
+from yax.runtime.values import canonical_leaf
+from yax.transforms._args import normalize_argnums
 from yax.transforms.ad import _check_grad_inputs, check_output_dtype, jvp, vjp
 from yax.transforms.vmap import vmap
 
@@ -19,7 +20,7 @@ from yax.transforms.vmap import vmap
 def _basis(aval):
     """The standard basis of `aval`'s space, stacked: shape (size, *shape)."""
     n = int(np.prod(aval.shape, dtype=int))
-    return eager.array_from_numpy(np.eye(n, dtype=aval.dtype).reshape((n,) + aval.shape))
+    return values.array_from_numpy(np.eye(n, dtype=aval.dtype).reshape((n,) + aval.shape))
 
 
 def _partial(fun, args, nums):

@@ -30,8 +30,9 @@ from yax.interpreters.eager import EVAL_TRACE
 from yax.runtime import sharding_bridge
 from yax.runtime.array import Array
 from yax.runtime.sharding_bridge import sharding_of
+from yax.runtime.values import leaf_aval
 from yax.transforms import jit_cpp, jit_miss
-from yax.transforms._args import leaf_aval, normalize_argnums
+from yax.transforms._args import normalize_argnums
 from yax.transforms.jit_entry import (
     CONFIG,
     Entry,

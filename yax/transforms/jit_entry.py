@@ -21,7 +21,7 @@ from yax.compile.placement import ArgumentPlacer
 from yax.config import config
 from yax.core.ir import ClosedJaxpr
 from yax.core.trace import Tracer
-from yax.interpreters import eager
+from yax.runtime import values
 from yax.runtime.array import Array
 from yax.runtime.lru import LRUCache
 
@@ -84,9 +84,9 @@ class Entry:
         if pl is not None and len(pl.devices) > 1:
             self.placer = ArgumentPlacer(exe.in_shardings)
             self.const_bufs = self.placer.place_all(
-                [eager.to_array(c).buffer for c in self.consts], self.jaxpr.in_avals[:n])
+                [values.to_array(c).buffer for c in self.consts], self.jaxpr.in_avals[:n])
         else:
-            self.const_bufs = [eager.to_array(c).buffer for c in self.consts]
+            self.const_bufs = [values.to_array(c).buffer for c in self.consts]
         self.execute = exe.run
         self.exe = exe  # last: another thread seeing `exe` set finds everything ready
         owner._state.compile_count += 1
@@ -113,7 +113,7 @@ class Entry:
     def run(self, owner, leaves) -> object:
         if self.exe is None:
             self.compile(owner)
-        bufs = [x._buf if type(x) is Array else eager.to_array(x).buffer for x in leaves]
+        bufs = [x._buf if type(x) is Array else values.to_array(x).buffer for x in leaves]
         if self.placer is not None:
             n = len(self.const_bufs)
             bufs = [self.placer.place(n + i, b, a)

@@ -10,13 +10,13 @@ import logging
 from yax import tree_util
 from yax.compile.placement import broadcast_prefix, resolve
 from yax.config import config
-from yax.core.trace import bind, current_trace
-from yax.interpreters.eager import EVAL_TRACE
+from yax.core.trace import bind, is_eager
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.primitives.call import pjit_p
 from yax.runtime import backend, sharding_bridge
 from yax.runtime.array import Array
-from yax.transforms._args import check_hashable_static, leaf_aval, non_array_argument_error
+from yax.runtime.values import leaf_aval
+from yax.transforms._args import check_hashable_static, non_array_argument_error
 from yax.transforms.jit_entry import CONFIG, Entry, captures_tracer, placed_runner, sharded_key
 
 _log = logging.getLogger("yax")
@@ -31,7 +31,7 @@ def call(fn, args, kwargs):
     if elsewhere is not None:  # runs where its committed arguments are, as in JAX
         with backend.default_device_scope(elsewhere):
             return call(fn, args, kwargs)
-    eager_now = current_trace() is EVAL_TRACE
+    eager_now = is_eager()
     entry, leaves, cached = lookup(fn, args, kwargs, compile_now=eager_now)
     if eager_now:
         out = entry.run(fn, leaves)

@@ -6,7 +6,8 @@ import functools
 
 from yax import tree_util
 from yax.interpreters.staging import trace_to_jaxpr
-from yax.transforms._args import leaf_aval, normalize_argnums
+from yax.runtime.values import leaf_aval
+from yax.transforms._args import normalize_argnums
 
 
 def make_jaxpr(fun, static_argnums=(), return_shape: bool = False):

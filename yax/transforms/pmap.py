@@ -19,7 +19,8 @@ from yax.runtime import backend as rt_backend
 from yax.runtime.mesh import Mesh
 from yax.runtime.named_sharding import NamedSharding
 from yax.runtime.partition_spec import PartitionSpec
-from yax.transforms._args import canonical_leaf, check_hashable_static, normalize_argnums
+from yax.runtime.values import canonical_leaf
+from yax.transforms._args import check_hashable_static, normalize_argnums
 from yax.transforms.api import eval_shape
 from yax.transforms.jit import jit
 from yax.transforms.vmap import _broadcast_prefix, _normalize_axis, _paths, vmap

@@ -18,7 +18,7 @@ from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.trace import current_trace, run_in_trace
 from yax.interpreters.partial_eval import linearize_flat
 from yax.interpreters.staging import StagingTrace, StagingTracer
-from yax.transforms._args import canonical_leaf
+from yax.runtime.values import canonical_leaf
 from yax.transforms.checkpoint import checkpoint
 
 __all__ = ["Residual", "ResidualReport", "saved_residuals", "print_saved_residuals"]

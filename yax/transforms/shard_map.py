@@ -15,7 +15,7 @@ from yax.primitives import shard_map as sm
 from yax.runtime.mesh import current_mesh
 from yax.runtime.named_sharding import NamedSharding, ShardingError
 from yax.runtime.partition_spec import PartitionSpec
-from yax.transforms._args import canonical_leaf
+from yax.runtime.values import canonical_leaf
 
 # collectives after which a value is the same on every device along the named axis
 _REDUCING = {"psum", "pmax", "pmin", "all_gather"}

@@ -11,7 +11,7 @@ import functools
 from yax import errors, tree_util
 from yax.core.avals import aval_of_value
 from yax.interpreters.batching import move_batch_axis, not_mapped, vmap_flat
-from yax.transforms._args import canonical_leaf
+from yax.runtime.values import canonical_leaf
 
 
 def _broadcast_prefix(prefix, tree, what: str) -> list:

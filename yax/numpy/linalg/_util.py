@@ -10,8 +10,7 @@ from yax import errors, tree_util
 from yax.compile.when_eager import CompiledVariants
 from yax.config import config
 from yax.core import dtypes
-from yax.core.trace import current_trace
-from yax.interpreters.eager import EVAL_TRACE
+from yax.core.trace import is_eager
 from yax.lax._util import aval_of
 from yax.lax.linalg import broadcast_batch_dims
 from yax.numpy._promote import check_arraylike, promote_dtypes_inexact, to_operand
@@ -74,7 +73,7 @@ def compiled_when_eager(fun):
 
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
-        if (current_trace() is not EVAL_TRACE or config.disable_jit or config.debug_nans
+        if (not is_eager() or config.disable_jit or config.debug_nans
                 or config.debug_infs):
             return fun(*args, **kwargs)
         if not kwargs and all(type(a) is Array for a in args):  # the common call: no flatten

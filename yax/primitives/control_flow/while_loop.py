@@ -18,7 +18,6 @@ from jaxlib.mlir import ir
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import aval_of_value
 from yax.core.ir import ClosedJaxpr, Jaxpr, Var
 from yax.core.primitive import Primitive
 from yax.core.trace import bind
@@ -30,6 +29,7 @@ from yax.interpreters.mlir import hlo
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.primitives._lax import lax
 from yax.primitives.callbacks import check_no_effects
+from yax.runtime.values import aval_of
 
 while_p = Primitive("while", multiple_results=True)
 
@@ -201,8 +201,8 @@ def _while_batch(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
 def _batched_predicate_loop(cond_b, body_b, cconsts, bconsts, init) -> list:
     """Run until no lane's predicate holds; a finished lane keeps its carry unchanged."""
     nc, nb = len(cconsts), len(bconsts)
-    const_avals = [_aval(x) for x in cconsts + bconsts]
-    carry_avals = [_aval(x) for x in init]
+    const_avals = [aval_of(x) for x in cconsts + bconsts]
+    carry_avals = [aval_of(x) for x in init]
 
     def any_lane(*args):
         pred, = eval_jaxpr(cond_b.jaxpr, cond_b.consts, args)
@@ -212,7 +212,7 @@ def _batched_predicate_loop(cond_b, body_b, cconsts, bconsts, init) -> list:
         cc, bc, carry = args[:nc], args[nc:nc + nb], list(args[nc + nb:])
         pred, = eval_jaxpr(cond_b.jaxpr, cond_b.consts, [*cc, *carry])
         new = eval_jaxpr(body_b.jaxpr, body_b.consts, [*bc, *carry])
-        return [lax.select_n(lax.broadcast_in_dim(pred, _aval(old).shape, (0,)), old, n)
+        return [lax.select_n(lax.broadcast_in_dim(pred, aval_of(old).shape, (0,)), old, n)
                 for old, n in zip(carry, new, strict=True)]
 
     cond_j, cc = closure_convert(trace_to_jaxpr(any_lane, const_avals[:nc] + carry_avals))
@@ -221,9 +221,6 @@ def _batched_predicate_loop(cond_b, body_b, cconsts, bconsts, init) -> list:
                 body_jaxpr=body_j, cond_nconsts=len(cc) + nc, body_nconsts=len(bc) + nc + nb)
 
 
-def _aval(x):
-    aval = getattr(x, "aval", None)
-    return aval if aval is not None else aval_of_value(x)
 
 
 while_p.batch = _while_batch

@@ -10,8 +10,8 @@ quantiles are mapped back by loc + scale * z.
 from __future__ import annotations
 
 import yax.numpy as jnp
-from yax.interpreters.eager import to_array
 from yax.numpy._promote import check_arraylike, promote_arrays_inexact, promote_dtypes_inexact
+from yax.runtime.values import to_array
 
 
 def promote(name: str, *args) -> list:

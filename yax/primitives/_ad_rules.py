@@ -28,7 +28,7 @@ def defjvp(prim, *rules) -> None:
             t_out = add_tangents(t_out, broadcast_to_aval(rule(t, out, *primals, **params),
                                                            out.aval))
         return [out], [t_out]
-    prim.jvp = jvp
+    prim.define(jvp=jvp)
 
 
 def linear_jvp(prim) -> None:
@@ -40,7 +40,7 @@ def linear_jvp(prim) -> None:
             return outs, [Zero(o.aval.strip_weak_type()) for o in outs]
         t_out = prim.bind(*(instantiate(t) for t in tangents), **params)
         return outs, (list(t_out) if prim.multiple_results else [t_out])
-    prim.jvp = jvp
+    prim.define(jvp=jvp)
 
 
 def broadcast_to_aval(x, aval):
@@ -90,4 +90,4 @@ def broadcast_batcher(prim):
         out = prim.bind(*moved, **params)
         outs = out if prim.multiple_results else [out]
         return list(outs), [0] * len(outs)
-    prim.batch = batch
+    prim.define(batch=batch)

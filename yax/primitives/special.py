@@ -29,8 +29,8 @@ from yax.interpreters import lowering
 from yax.interpreters.mlir import chlo
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.primitives._ad_rules import broadcast_batcher, defjvp
+from yax.primitives._elementwise_family import broadcast_operands, nary_abstract_eval
 from yax.primitives._lax import lax
-from yax.primitives.elementwise import _nary_abstract_eval, broadcast_operands
 
 # =================================================================================================
 # Implementation functions (yax.lax, traced by the lowering rule on full-shape operands)
@@ -334,9 +334,7 @@ SPECIAL_TABLE = [
 
 
 def _make(name, arity, lower) -> Primitive:
-    prim = Primitive(name)
-    prim.abstract_eval = _nary_abstract_eval(name, "float")
-    prim.lower = lower
+    prim = Primitive(name, abstract_eval=nary_abstract_eval(name, "float"), lower=lower)
     broadcast_batcher(prim)
     return prim
 

@@ -14,11 +14,14 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import ShapedArray
+from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
+from yax.interpreters.ad_util import Zero
 from yax.interpreters.mlir import hlo
+from yax.primitives._ad_rules import defjvp, linear_jvp
 from yax.primitives._checks import check_axes, dtype_kind_check
+from yax.primitives._lax import lax
 
 ir = mlir.ir
 
@@ -85,10 +88,8 @@ def _reduce_lower(combine, identity):
 
 
 def _make(name, abstract_eval, lower, multiple_results=False) -> Primitive:
-    prim = Primitive(name, multiple_results=multiple_results)
-    prim.abstract_eval = abstract_eval
-    prim.lower = lower
-    return prim
+    return Primitive(name, multiple_results=multiple_results, abstract_eval=abstract_eval,
+                     lower=lower)
 
 
 reduce_primitives = {
@@ -198,9 +199,6 @@ argmin_p = _make("argmin", _arg_abstract_eval("argmin"), _arg_lower("LT", _highe
 
 
 # --- differentiation rules -------------------------------------------------------------------
-from yax.primitives._ad_rules import linear_jvp  # noqa: E402
-from yax.primitives._lax import lax  # noqa: E402
-
 
 def _reduce_sum_transpose(cts, x, *, axes):
     ct, = cts
@@ -209,14 +207,10 @@ def _reduce_sum_transpose(cts, x, *, axes):
 
 
 linear_jvp(reduce_primitives["reduce_sum"])
-reduce_primitives["reduce_sum"].transpose = _reduce_sum_transpose
+reduce_primitives["reduce_sum"].define(transpose=_reduce_sum_transpose)
 
 
 # --- differentiation and batching rules of the rest of the family ----------------------------
-from yax.core.avals import aval_of_value  # noqa: E402
-from yax.interpreters.ad_util import Zero  # noqa: E402
-from yax.primitives._ad_rules import defjvp  # noqa: E402
-
 
 def _shape(x) -> tuple:
     return tuple(aval_of_value(x).shape)
@@ -235,7 +229,7 @@ def _no_derivative(prim) -> None:
     def jvp(primals, tangents, **params):
         out = prim.bind(*primals, **params)
         return [out], [Zero(out.aval.strip_weak_type())]
-    prim.jvp = jvp
+    prim.define(jvp=jvp)
 
 
 def _chooser_tangent(t, out, x, *, axes):
@@ -329,7 +323,7 @@ def _reduce_batch(prim):
         moved = tuple(a if a < bdim else a + 1 for a in axes)
         out = prim.bind(x, axes=moved, **params)
         return [out], [bdim - sum(a < bdim for a in axes)]
-    prim.batch = batch
+    prim.define(batch=batch)
 
 
 def _cumulative_batch(prim):
@@ -337,7 +331,7 @@ def _cumulative_batch(prim):
         (x,), (bdim,) = args, dims
         out = prim.bind(x, axis=axis if axis < bdim else axis + 1, reverse=reverse)
         return [out], [bdim]
-    prim.batch = batch
+    prim.define(batch=batch)
 
 
 defjvp(reduce_primitives["reduce_prod"], _reduce_prod_tangent)
@@ -348,7 +342,7 @@ for _name in ("reduce_and", "reduce_or"):
 _no_derivative(argmax_p)
 _no_derivative(argmin_p)
 linear_jvp(cumulative_primitives["cumsum"])
-cumulative_primitives["cumsum"].transpose = _cumsum_transpose
+cumulative_primitives["cumsum"].define(transpose=_cumsum_transpose)
 defjvp(cumulative_primitives["cumprod"], _cumprod_tangent)
 defjvp(cumulative_primitives["cummax"], _cum_chooser_tangent)
 defjvp(cumulative_primitives["cummin"], _cum_chooser_tangent)

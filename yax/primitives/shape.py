@@ -24,18 +24,21 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import ShapedArray
+from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
+from yax.interpreters import batching as _batching
 from yax.interpreters import mlir
+from yax.interpreters.ad_util import Zero
+from yax.interpreters.batching import axis_size_of, move_batch_axis
 from yax.interpreters.mlir import hlo
+from yax.interpreters.transpose import is_undefined
+from yax.primitives._ad_rules import linear_jvp
 from yax.primitives._checks import check_axes, same_dtypes
+from yax.primitives._lax import lax
 
 
 def _make(name, abstract_eval, lower) -> Primitive:
-    prim = Primitive(name)
-    prim.abstract_eval = abstract_eval
-    prim.lower = lower
-    return prim
+    return Primitive(name, abstract_eval=abstract_eval, lower=lower)
 
 
 def _check_shape(name: str, shape) -> None:
@@ -252,13 +255,6 @@ iota_p = _make("iota", _iota_abstract_eval, _iota_lower)
 # is the primitive applied to the tangents (`linear_jvp`) and its transpose routes the cotangent
 # back to where each element came from. Batching puts the batch axis in front and shifts the axis
 # params by one, so every rule below has the same shape.
-from yax.core.avals import aval_of_value  # noqa: E402
-from yax.interpreters import batching as _batching  # noqa: E402
-from yax.interpreters.ad_util import Zero  # noqa: E402
-from yax.interpreters.batching import axis_size_of, move_batch_axis  # noqa: E402
-from yax.interpreters.transpose import is_undefined  # noqa: E402
-from yax.primitives._ad_rules import linear_jvp  # noqa: E402
-from yax.primitives._lax import lax  # noqa: E402
 
 _batching.register_axis_ops(broadcast_in_dim=lambda x, s, d: lax.broadcast_in_dim(x, s, d),
                             transpose=lambda x, perm: lax.transpose(x, perm))
@@ -301,8 +297,7 @@ def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions):
 
 
 linear_jvp(broadcast_in_dim_p)
-broadcast_in_dim_p.transpose = _broadcast_in_dim_transpose
-broadcast_in_dim_p.batch = _broadcast_in_dim_batch
+broadcast_in_dim_p.define(transpose=_broadcast_in_dim_transpose, batch=_broadcast_in_dim_batch)
 
 
 # reshape
@@ -321,8 +316,7 @@ def _reshape_batch(args, dims, *, new_sizes, dimensions):
 
 
 linear_jvp(reshape_p)
-reshape_p.transpose = _reshape_transpose
-reshape_p.batch = _reshape_batch
+reshape_p.define(transpose=_reshape_transpose, batch=_reshape_batch)
 
 
 # transpose
@@ -331,9 +325,9 @@ def _transpose_batch(args, dims, *, permutation):
 
 
 linear_jvp(transpose_p)
-transpose_p.transpose = lambda cts, x, *, permutation: [
-    lax.transpose(cts[0], _inverse(permutation))]
-transpose_p.batch = _transpose_batch
+transpose_p.define(
+    transpose=lambda cts, x, *, permutation: [lax.transpose(cts[0], _inverse(permutation))],
+    batch=_transpose_batch)
 
 
 # squeeze, expand_dims and rev: each is its own kind of inverse, and batching shifts `dimensions`
@@ -344,16 +338,16 @@ def _axes_batch(prim):
 
 
 linear_jvp(squeeze_p)
-squeeze_p.transpose = lambda cts, x, *, dimensions: [lax.expand_dims(cts[0], dimensions)]
-squeeze_p.batch = _axes_batch(squeeze_p)
+squeeze_p.define(transpose=lambda cts, x, *, dimensions: [lax.expand_dims(cts[0], dimensions)],
+                 batch=_axes_batch(squeeze_p))
 
 linear_jvp(expand_dims_p)
-expand_dims_p.transpose = lambda cts, x, *, dimensions: [lax.squeeze(cts[0], dimensions)]
-expand_dims_p.batch = _axes_batch(expand_dims_p)
+expand_dims_p.define(transpose=lambda cts, x, *, dimensions: [lax.squeeze(cts[0], dimensions)],
+                     batch=_axes_batch(expand_dims_p))
 
 linear_jvp(rev_p)
-rev_p.transpose = lambda cts, x, *, dimensions: [lax.rev(cts[0], dimensions)]
-rev_p.batch = _axes_batch(rev_p)
+rev_p.define(transpose=lambda cts, x, *, dimensions: [lax.rev(cts[0], dimensions)],
+             batch=_axes_batch(rev_p))
 
 
 # concatenate
@@ -375,8 +369,7 @@ def _concatenate_batch(args, dims, *, dimension):
 
 
 linear_jvp(concatenate_p)
-concatenate_p.transpose = _concatenate_transpose
-concatenate_p.batch = _concatenate_batch
+concatenate_p.define(transpose=_concatenate_transpose, batch=_concatenate_batch)
 
 
 # pad
@@ -421,8 +414,7 @@ def _pad_batch(args, dims, *, padding_config):
 
 
 linear_jvp(pad_p)
-pad_p.transpose = _pad_transpose
-pad_p.batch = _pad_batch
+pad_p.define(transpose=_pad_transpose, batch=_pad_batch)
 
 
 # iota has no operands: the JVP and batching interpreters never call these (no tangent, no batch
@@ -432,5 +424,4 @@ def _iota_jvp(primals, tangents, *, dtype, shape, dimension):
     return [out], [Zero(ShapedArray(shape, np.dtype(dtype)))]
 
 
-iota_p.jvp = _iota_jvp
-iota_p.batch = lambda args, dims, **params: ([iota_p.bind(**params)], [None])
+iota_p.define(jvp=_iota_jvp, batch=lambda args, dims, **params: ([iota_p.bind(**params)], [None]))

@@ -24,12 +24,20 @@ import itertools
 import numpy as np
 
 from yax import errors
-from yax.core.avals import ShapedArray
+from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
 from yax.interpreters.mlir import hlo
+from yax.primitives._ad_rules import defjvp, linear_jvp
 from yax.primitives._checks import dtype_kind_check
-from yax.primitives.reductions import _highest, _identity, _lowest, _reduce_region
+from yax.primitives._lax import lax
+from yax.primitives.reductions import (
+    _highest,
+    _identity,
+    _lowest,
+    _reduce_prod_tangent,
+    _reduce_region,
+)
 
 ir = mlir.ir
 
@@ -105,10 +113,8 @@ def _window_lower(combine, identity):
 
 
 def _make(name, kind, combine, identity) -> Primitive:
-    prim = Primitive(name)
-    prim.abstract_eval = _window_abstract_eval(name, kind)
-    prim.lower = _window_lower(combine, identity)
-    return prim
+    return Primitive(name, abstract_eval=_window_abstract_eval(name, kind),
+                     lower=_window_lower(combine, identity))
 
 
 window_primitives = {name: _make(name, kind, combine, identity)
@@ -120,11 +126,6 @@ reduce_window_min_p = window_primitives["reduce_window_min"]
 
 
 # --- differentiation and batching rules -----------------------------------------------------------
-from yax.core.avals import aval_of_value  # noqa: E402
-from yax.primitives._ad_rules import defjvp, linear_jvp  # noqa: E402
-from yax.primitives._lax import lax  # noqa: E402
-from yax.primitives.reductions import _reduce_prod_tangent  # noqa: E402
-
 
 def _shape(x) -> tuple:
     return tuple(aval_of_value(x).shape)
@@ -230,11 +231,11 @@ def _window_batch(prim):
                         base_dilation=insert(base_dilation, 1),
                         window_dilation=insert(window_dilation, 1))
         return [out], [bdim]
-    prim.batch = batch
+    prim.define(batch=batch)
 
 
 linear_jvp(reduce_window_sum_p)
-reduce_window_sum_p.transpose = _sum_transpose
+reduce_window_sum_p.define(transpose=_sum_transpose)
 defjvp(reduce_window_prod_p, _prod_tangent)
 defjvp(reduce_window_max_p, _chooser_tangent("reduce_window_max"))
 defjvp(reduce_window_min_p, _chooser_tangent("reduce_window_min"))

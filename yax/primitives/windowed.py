@@ -1,4 +1,5 @@
-"""Windowed reductions: reduce_window_{sum,prod,max,min}, declared as table rows.
+"""Windowed reductions: reduce_window_{sum,prod,max,min}, declared as table rows (WINDOW_TABLE,
+at the end, after the rules its rows name).
 
 Per axis the operand is dilated by `base_dilation` (holes between elements), padded by (lo, hi),
 and a window of `window_dimensions` elements, `window_dilation` apart, is placed every
@@ -30,6 +31,7 @@ from yax.interpreters import mlir
 from yax.interpreters.mlir import hlo
 from yax.primitives._ad_rules import defjvp, linear_jvp
 from yax.primitives._checks import dtype_kind_check
+from yax.primitives._elementwise_family import LINEAR
 from yax.primitives._lax import lax
 from yax.primitives.reductions import (
     _highest,
@@ -40,15 +42,6 @@ from yax.primitives.reductions import (
 )
 
 ir = mlir.ir
-
-WINDOW_TABLE = [
-    # name, dtype kind, combining op, identity
-    ("reduce_window_sum", "numeric", hlo.add, lambda dt: 0),
-    ("reduce_window_prod", "numeric", hlo.multiply, lambda dt: 1),
-    ("reduce_window_max", "real_or_bool", hlo.maximum, _lowest),
-    ("reduce_window_min", "real_or_bool", hlo.minimum, _highest),
-]
-IDENTITIES = {name: identity for name, _, _, identity in WINDOW_TABLE}
 
 
 def _dilated(size: int, dilation: int) -> int:
@@ -110,19 +103,6 @@ def _window_lower(combine, identity):
         _reduce_region(op, aval.dtype, combine)
         return list(op.results)
     return rule
-
-
-def _make(name, kind, combine, identity) -> Primitive:
-    return Primitive(name, abstract_eval=_window_abstract_eval(name, kind),
-                     lower=_window_lower(combine, identity))
-
-
-window_primitives = {name: _make(name, kind, combine, identity)
-                     for name, kind, combine, identity in WINDOW_TABLE}
-reduce_window_sum_p = window_primitives["reduce_window_sum"]
-reduce_window_prod_p = window_primitives["reduce_window_prod"]
-reduce_window_max_p = window_primitives["reduce_window_max"]
-reduce_window_min_p = window_primitives["reduce_window_min"]
 
 
 # --- differentiation and batching rules -----------------------------------------------------------
@@ -234,10 +214,34 @@ def _window_batch(prim):
     prim.define(batch=batch)
 
 
-linear_jvp(reduce_window_sum_p)
+# --- the family ---------------------------------------------------------------------------------
+
+WINDOW_TABLE = [
+    # name, dtype kind, combining op, identity, jvp (LINEAR: the primitive on the tangent)
+    ("reduce_window_sum", "numeric", hlo.add, lambda dt: 0, LINEAR),
+    ("reduce_window_prod", "numeric", hlo.multiply, lambda dt: 1, _prod_tangent),
+    ("reduce_window_max", "real_or_bool", hlo.maximum, _lowest,
+     _chooser_tangent("reduce_window_max")),
+    ("reduce_window_min", "real_or_bool", hlo.minimum, _highest,
+     _chooser_tangent("reduce_window_min")),
+]
+IDENTITIES = {name: identity for name, _, _, identity, _ in WINDOW_TABLE}
+
+
+def _make(name, kind, combine, identity, jvp) -> Primitive:
+    prim = Primitive(name, abstract_eval=_window_abstract_eval(name, kind),
+                     lower=_window_lower(combine, identity))
+    if jvp == LINEAR:
+        linear_jvp(prim)
+    else:
+        defjvp(prim, jvp)
+    _window_batch(prim)
+    return prim
+
+
+window_primitives = {row[0]: _make(*row) for row in WINDOW_TABLE}
+reduce_window_sum_p = window_primitives["reduce_window_sum"]
+reduce_window_prod_p = window_primitives["reduce_window_prod"]
+reduce_window_max_p = window_primitives["reduce_window_max"]
+reduce_window_min_p = window_primitives["reduce_window_min"]
 reduce_window_sum_p.define(transpose=_sum_transpose)
-defjvp(reduce_window_prod_p, _prod_tangent)
-defjvp(reduce_window_max_p, _chooser_tangent("reduce_window_max"))
-defjvp(reduce_window_min_p, _chooser_tangent("reduce_window_min"))
-for _prim in window_primitives.values():
-    _window_batch(_prim)

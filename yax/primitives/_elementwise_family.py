@@ -4,7 +4,7 @@ A unary row is `(name, dtype kind, lowering, output dtype function, jvp)` and a 
 `(name, dtype kind, lowering, (jvp_x, jvp_y))`; `unary_family`/`binary_family` turn rows into
 primitives with their shape rule, lowering, JVP and the elementwise batching rule. A jvp entry is
 `rule(t, out, *primals)` (see `defjvp`), `None` for a zero derivative (piecewise constant, or an
-integer/bool output), or `LINEAR` for a primitive linear in its operand.
+integer/bool output), or `_ad_rules.LINEAR` for a primitive linear in its operand.
 
 Operands of an n-ary elementwise primitive share one shape; rank-0 operands broadcast implicitly
 (so `mul x 2.0` needs no broadcast equation).
@@ -16,10 +16,8 @@ from yax.core import dtypes
 from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
-from yax.primitives._ad_rules import broadcast_batcher, defjvp, linear_jvp
+from yax.primitives._ad_rules import broadcast_batcher, table_jvp
 from yax.primitives._checks import broadcast_elementwise_shapes, dtype_kind_check, same_dtypes
-
-LINEAR = "linear"  # a jvp entry: the JVP is the primitive applied to the tangent
 
 
 def broadcast_operands(ctx, operands) -> list:
@@ -84,10 +82,7 @@ def const(like, value):
 def elementwise_primitive(name, abstract_eval, lower, *jvps) -> Primitive:
     """A primitive with the elementwise JVP (one entry per operand) and batching rules."""
     prim = Primitive(name, abstract_eval=abstract_eval, lower=lower)
-    if jvps == (LINEAR,):
-        linear_jvp(prim)
-    else:
-        defjvp(prim, *jvps)
+    table_jvp(prim, *jvps)
     broadcast_batcher(prim)
     return prim
 

@@ -20,10 +20,9 @@ from yax.interpreters import mlir
 from yax.interpreters.ad_util import Zero
 from yax.interpreters.mlir import chlo, hlo
 from yax.interpreters.transpose import is_undefined
-from yax.primitives._ad_rules import broadcast_batcher, unbroadcast
+from yax.primitives._ad_rules import LINEAR, broadcast_batcher, unbroadcast
 from yax.primitives._checks import broadcast_elementwise_shapes, dtype_kind_check
 from yax.primitives._elementwise_family import (
-    LINEAR,
     binary_family,
     broadcast_operands,
     const,

@@ -19,9 +19,8 @@ from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
 from yax.interpreters.mlir import hlo
-from yax.primitives._ad_rules import defjvp, linear_jvp
+from yax.primitives._ad_rules import LINEAR, table_jvp
 from yax.primitives._checks import check_axes, dtype_kind_check
-from yax.primitives._elementwise_family import LINEAR
 from yax.primitives._lax import lax
 
 ir = mlir.ir
@@ -309,10 +308,7 @@ MONOID_TABLE = [
 
 def _reduction(name, abstract_eval, lower, jvp, batch_rule) -> Primitive:
     prim = Primitive(name, abstract_eval=abstract_eval, lower=lower)
-    if jvp == LINEAR:
-        linear_jvp(prim)
-    else:
-        defjvp(prim, jvp)
+    table_jvp(prim, jvp)
     batch_rule(prim)
     return prim
 

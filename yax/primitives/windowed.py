@@ -29,9 +29,8 @@ from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
 from yax.interpreters.mlir import hlo
-from yax.primitives._ad_rules import defjvp, linear_jvp
+from yax.primitives._ad_rules import LINEAR, table_jvp
 from yax.primitives._checks import dtype_kind_check
-from yax.primitives._elementwise_family import LINEAR
 from yax.primitives._lax import lax
 from yax.primitives.reductions import (
     _highest,
@@ -231,10 +230,7 @@ IDENTITIES = {name: identity for name, _, _, identity, _ in WINDOW_TABLE}
 def _make(name, kind, combine, identity, jvp) -> Primitive:
     prim = Primitive(name, abstract_eval=_window_abstract_eval(name, kind),
                      lower=_window_lower(combine, identity))
-    if jvp == LINEAR:
-        linear_jvp(prim)
-    else:
-        defjvp(prim, jvp)
+    table_jvp(prim, jvp)
     _window_batch(prim)
     return prim
 

@@ -1,6 +1,16 @@
 """Primitives: a name plus the rules that give it meaning under each transformation.
 
-Rules (set in the primitive's family file, right where it is defined):
+A primitive is declared with its rules in one call, at the bottom of its section of the family
+file (after the rule functions it names):
+
+    cumsum_p = Primitive("cumsum", abstract_eval=_cumsum_abstract_eval, lower=_cumsum_lower,
+                         jvp=..., transpose=..., batch=...)
+
+A rule that can only be set later (it needs a primitive declared further down, or it is made by a
+shared builder) is added with `p.define(jvp=...)`, which rejects names that are not rules.
+Plain attribute assignment (`p.jvp = f`) keeps working.
+
+Rules:
   abstract_eval(*avals, **params) -> list of output avals (checks shapes/dtypes, raises YaxError)
   lower(ctx, *operands, **params) -> list of StableHLO values
   jvp(primals, tangents, **params) -> (primals_out, tangents_out)
@@ -8,13 +18,28 @@ Rules (set in the primitive's family file, right where it is defined):
   batch(args, dims, **params) -> (outs, out_dims)
   impl(*arrays, **params) -> list of Arrays: optional custom eager evaluation
   partial_eval(trace, args, params) -> list of outputs: optional known/unknown split
-A missing rule raises NotImplementedRuleError naming the primitive and the transformation.
+  checkify(...) -> optional rule of the checkify interpreter (yax.interpreters.checkify)
+A missing required rule raises NotImplementedRuleError naming the primitive and the
+transformation; the optional ones (impl, partial_eval, checkify) are None when absent.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from yax import errors
 from yax.core.trace import bind
+
+# rule -> (what the transformation is called, a hint for the error); None: optional rule
+_REQUIRED_RULES = {
+    "abstract_eval": ("abstract evaluation (shape inference)", ""),
+    "lower": ("lowering to StableHLO", ""),
+    "jvp": ("forward-mode differentiation (jvp)", " (see the autodiff issue)"),
+    "transpose": ("transposition (reverse mode)", "; it is not linear"),
+    "batch": ("batching (vmap)", " (see the vmap issue)"),
+}
+_OPTIONAL_RULES = ("impl", "partial_eval", "checkify")
+RULE_NAMES = (*_REQUIRED_RULES, *_OPTIONAL_RULES)
 
 
 def _missing(name: str, transformation: str, issue: str):
@@ -28,18 +53,35 @@ def _missing(name: str, transformation: str, issue: str):
 class Primitive:
     """A named operation of the IR. `multiple_results` primitives return lists from bind."""
 
-    def __init__(self, name: str, *, multiple_results: bool = False):
+    def __init__(self, name: str, *, multiple_results: bool = False,
+                 abstract_eval: Callable | None = None, lower: Callable | None = None,
+                 jvp: Callable | None = None, transpose: Callable | None = None,
+                 batch: Callable | None = None, impl: Callable | None = None,
+                 partial_eval: Callable | None = None, checkify: Callable | None = None):
         self.name = name
         self.multiple_results = multiple_results
-        self.abstract_eval = _missing(name, "abstract evaluation (shape inference)", "")
-        self.lower = _missing(name, "lowering to StableHLO", "")
-        self.jvp = _missing(name, "forward-mode differentiation (jvp)", " (see the autodiff issue)")
-        self.transpose = _missing(name, "transposition (reverse mode)", "; it is not linear")
-        self.batch = _missing(name, "batching (vmap)", " (see the vmap issue)")
-        self.impl = None
-        # Optional: how partial evaluation splits an application with some unknown inputs
-        # (used by primitives holding sub-programs, e.g. pjit). Default: stage it whole.
-        self.partial_eval = None
+        for rule in RULE_NAMES:
+            self._clear(rule)
+        self.define(abstract_eval=abstract_eval, lower=lower, jvp=jvp, transpose=transpose,
+                    batch=batch, impl=impl, partial_eval=partial_eval, checkify=checkify)
+
+    def define(self, **rules: Callable | None) -> Primitive:
+        """Set rules by name (None leaves a rule as it is); unknown names are an error."""
+        unknown = sorted(set(rules) - set(RULE_NAMES))
+        if unknown:
+            raise TypeError(f"primitive `{self.name}`: {', '.join(unknown)} "
+                            f"{'is' if len(unknown) == 1 else 'are'} not a rule name; the rules "
+                            f"are {', '.join(RULE_NAMES)}")
+        for rule, fn in rules.items():
+            if fn is not None:
+                setattr(self, rule, fn)
+        return self
+
+    def _clear(self, rule: str) -> None:
+        if rule in _REQUIRED_RULES:
+            setattr(self, rule, _missing(self.name, *_REQUIRED_RULES[rule]))
+        else:
+            setattr(self, rule, None)
 
     def bind(self, *args, **params):
         return bind(self, *args, **params)
@@ -56,4 +98,5 @@ class Primitive:
 
 
 def has_rule(primitive: Primitive, rule: str) -> bool:
-    return not getattr(getattr(primitive, rule), "missing", False)
+    fn = getattr(primitive, rule)
+    return fn is not None and not getattr(fn, "missing", False)

@@ -3,6 +3,7 @@
 - `defjvp(prim, *rules)`: elementwise-style JVP: rule i gives the output tangent's contribution
   from input i's tangent; contributions of nonzero tangents are summed.
 - `linear_jvp`: the JVP of a primitive linear in all operands is the primitive on the tangents.
+- `table_jvp(prim, *entries)`: the JVP a family table's row names: `LINEAR` or defjvp's rules.
 - `unbroadcast(ct, aval)`: sum a cotangent down to an operand that was implicitly broadcast.
 - `broadcast_batcher`: the vmap rule of elementwise primitives (move batch axes to the front,
   keeping rank-0 unbatched operands as they are).
@@ -28,7 +29,7 @@ def defjvp(prim, *rules) -> None:
             t_out = add_tangents(t_out, broadcast_to_aval(rule(t, out, *primals, **params),
                                                            out.aval))
         return [out], [t_out]
-    prim.jvp = jvp
+    prim.define(jvp=jvp)
 
 
 def linear_jvp(prim) -> None:
@@ -40,7 +41,18 @@ def linear_jvp(prim) -> None:
             return outs, [Zero(o.aval.strip_weak_type()) for o in outs]
         t_out = prim.bind(*(instantiate(t) for t in tangents), **params)
         return outs, (list(t_out) if prim.multiple_results else [t_out])
-    prim.jvp = jvp
+    prim.define(jvp=jvp)
+
+
+LINEAR = "linear"  # a table row's jvp entry: the primitive is linear in all operands
+
+
+def table_jvp(prim, *entries) -> None:
+    """`(LINEAR,)`: linear_jvp; otherwise defjvp's per-operand rules (None: no derivative)."""
+    if entries == (LINEAR,):
+        linear_jvp(prim)
+    else:
+        defjvp(prim, *entries)
 
 
 def broadcast_to_aval(x, aval):
@@ -90,4 +102,4 @@ def broadcast_batcher(prim):
         out = prim.bind(*moved, **params)
         outs = out if prim.multiple_results else [out]
         return list(outs), [0] * len(outs)
-    prim.batch = batch
+    prim.define(batch=batch)

@@ -9,15 +9,12 @@ from __future__ import annotations
 from yax.core.primitive import Primitive
 from yax.interpreters.ad_util import Zero, tangent_aval
 
-stop_gradient_p = Primitive("stop_gradient")
-stop_gradient_p.abstract_eval = lambda x: x
-stop_gradient_p.lower = lambda ctx, x: [x]
-
 
 def _stop_gradient_jvp(primals, tangents):
     x, = primals
     return [stop_gradient_p.bind(x)], [Zero(tangent_aval(x.aval))]
 
 
-stop_gradient_p.jvp = _stop_gradient_jvp
-stop_gradient_p.batch = lambda args, dims: ([stop_gradient_p.bind(args[0])], [dims[0]])
+stop_gradient_p = Primitive("stop_gradient", abstract_eval=lambda x: x, lower=lambda ctx, x: [x],
+                            jvp=_stop_gradient_jvp,
+                            batch=lambda args, dims: ([stop_gradient_p.bind(args[0])], [dims[0]]))

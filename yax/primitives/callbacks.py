@@ -33,8 +33,6 @@ from yax.interpreters.staging import jaxpr_has_effects
 from yax.primitives._lax import lax
 from yax.runtime.values import array_from_numpy
 
-callback_p = Primitive("callback", multiple_results=True)
-
 EFFECTS = ("pure", "debug", "io")
 VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
                 "legacy_vectorized", None)
@@ -153,12 +151,6 @@ def _callback_impl(*arrays, callback, result_avals, effect, ordered, vmap_method
     return [array_from_numpy(o) for o in outs]
 
 
-callback_p.abstract_eval = _callback_abstract_eval
-callback_p.impl = _callback_impl
-callback_p.has_effect = lambda params: params["effect"] != "pure"
-callback_p.ordered_effect = lambda params: params["ordered"] and params["effect"] != "pure"
-
-
 # --- lowering: a typed-FFI custom call naming the callable by index -----------------------------
 
 class _XlaCallable:
@@ -231,9 +223,6 @@ def _callback_lower(ctx, *args, callback, result_avals, effect, ordered, vmap_me
     return results
 
 
-callback_p.lower = _callback_lower
-
-
 # --- differentiation: debug callbacks see primals; the others have no derivative ----------------
 
 def _callback_jvp(primals, tangents, *, callback, result_avals, effect, ordered, vmap_method):
@@ -246,9 +235,6 @@ def _callback_jvp(primals, tangents, *, callback, result_avals, effect, ordered,
         f"{kind} `{callback.name}` cannot be differentiated: yax cannot see inside a Python "
         f"function. Give it a derivative by wrapping the function that calls {kind} in "
         f"yax.custom_jvp or yax.custom_vjp (whose rules may call {kind} again).")
-
-
-callback_p.jvp = _callback_jvp
 
 
 # --- batching -----------------------------------------------------------------------------------
@@ -308,7 +294,11 @@ def _sequential(cb: HostCallback, batched, size) -> HostCallback:
     return HostCallback(loop, cb.name, cb.defined_at, cb.wrap_errors)
 
 
-callback_p.batch = _callback_batch
+callback_p = Primitive("callback", multiple_results=True, abstract_eval=_callback_abstract_eval,
+                       lower=_callback_lower, jvp=_callback_jvp, batch=_callback_batch,
+                       impl=_callback_impl)
+callback_p.has_effect = lambda params: params["effect"] != "pure"
+callback_p.ordered_effect = lambda params: params["ordered"] and params["effect"] != "pure"
 
 
 # --- effects in a while_loop condition are refused -----------------------------------------------

@@ -34,7 +34,6 @@ from yax.runtime import values
 
 # --- finding the trace that binds an axis name ---------------------------------------------------
 
-
 def _unbound(axis_name) -> errors.YaxError:
     return errors.YaxError(f"unbound axis name {axis_name!r}: use it inside "
                            f"vmap(..., axis_name={axis_name!r})")
@@ -247,27 +246,22 @@ def _chooser_jvp(rebind):
     return jvp
 
 
-psum_p = Primitive("psum")
-psum_p.abstract_eval = _allreduce_abstract_eval("psum", "numeric")
-psum_p.lower = _emit_all_reduce(lambda a, b: hlo.add(a, b))
-psum_p.jvp = _psum_jvp
-psum_p.transpose = _psum_transpose
-psum_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_sum(x, axes), _psum_unbatched,
-                                 psum_bind)
+psum_p = Primitive(
+    "psum", abstract_eval=_allreduce_abstract_eval("psum", "numeric"),
+    lower=_emit_all_reduce(lambda a, b: hlo.add(a, b)), jvp=_psum_jvp, transpose=_psum_transpose,
+    batch=_allreduce_batch(lambda x, axes: lax.reduce_sum(x, axes), _psum_unbatched, psum_bind))
 
-pmax_p = Primitive("pmax")
-pmax_p.abstract_eval = _allreduce_abstract_eval("pmax", "real")
-pmax_p.lower = _emit_all_reduce(lambda a, b: hlo.maximum(a, b))
-pmax_p.jvp = _chooser_jvp(pmax_bind)
-pmax_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_max(x, axes), _chooser_unbatched,
-                                 pmax_bind)
+pmax_p = Primitive(
+    "pmax", abstract_eval=_allreduce_abstract_eval("pmax", "real"),
+    lower=_emit_all_reduce(lambda a, b: hlo.maximum(a, b)), jvp=_chooser_jvp(pmax_bind),
+    batch=_allreduce_batch(lambda x, axes: lax.reduce_max(x, axes), _chooser_unbatched,
+                           pmax_bind))
 
-pmin_p = Primitive("pmin")
-pmin_p.abstract_eval = _allreduce_abstract_eval("pmin", "real")
-pmin_p.lower = _emit_all_reduce(lambda a, b: hlo.minimum(a, b))
-pmin_p.jvp = _chooser_jvp(pmin_bind)
-pmin_p.batch = _allreduce_batch(lambda x, axes: lax.reduce_min(x, axes), _chooser_unbatched,
-                                 pmin_bind)
+pmin_p = Primitive(
+    "pmin", abstract_eval=_allreduce_abstract_eval("pmin", "real"),
+    lower=_emit_all_reduce(lambda a, b: hlo.minimum(a, b)), jvp=_chooser_jvp(pmin_bind),
+    batch=_allreduce_batch(lambda x, axes: lax.reduce_min(x, axes), _chooser_unbatched,
+                           pmin_bind))
 
 
 # --- all_gather: stack (tiled: concatenate) every example's value along `axis` -------------------
@@ -314,12 +308,9 @@ def _all_gather_transpose(cts, x, *, axis_name, axis, tiled, axis_size):
     return [lax.dynamic_slice_in_dim(summed, lax.mul(index, chunk), chunk, axis)]
 
 
-all_gather_p = Primitive("all_gather")
-all_gather_p.abstract_eval = _all_gather_abstract_eval
-all_gather_p.lower = _mesh_lowering(_emit_all_gather)
-all_gather_p.jvp = _all_gather_jvp
-all_gather_p.transpose = _all_gather_transpose
-all_gather_p.batch = _all_gather_batch
+all_gather_p = Primitive("all_gather", abstract_eval=_all_gather_abstract_eval,
+                         lower=_mesh_lowering(_emit_all_gather), jvp=_all_gather_jvp,
+                         transpose=_all_gather_transpose, batch=_all_gather_batch)
 
 
 # --- axis_index: no operands, an int32 scalar that is the example's position ---------------------
@@ -333,9 +324,9 @@ def _axis_index_batch(args, dims, *, axis_name):
     return [axis_index_bind(axis_name)], [None]
 
 
-axis_index_p = Primitive("axis_index")
-axis_index_p.abstract_eval = lambda *, axis_name: ShapedArray((), dtypes.int32)
-axis_index_p.lower = _mesh_lowering(_emit_axis_index)
-axis_index_p.jvp = lambda primals, tangents, *, axis_name: (
-    [axis_index_bind(axis_name)], [Zero(ShapedArray((), dtypes.int32))])
-axis_index_p.batch = _axis_index_batch
+axis_index_p = Primitive("axis_index",
+                         abstract_eval=lambda *, axis_name: ShapedArray((), dtypes.int32),
+                         lower=_mesh_lowering(_emit_axis_index),
+                         jvp=lambda primals, tangents, *, axis_name: (
+                             [axis_index_bind(axis_name)], [Zero(ShapedArray((), dtypes.int32))]),
+                         batch=_axis_index_batch)

@@ -53,7 +53,6 @@ def _linear_jvp(rebind):
 
 # --- ppermute ------------------------------------------------------------------------------
 
-
 def _check_perm(perm, size: int, axis_name):
     perm = tuple((int(s), int(d)) for s, d in perm)
     srcs, dsts = [s for s, _ in perm], [d for _, d in perm]
@@ -97,18 +96,17 @@ def _emit_ppermute(ctx, mesh, x, *, axis_name, perm):
     return [op.result]
 
 
-ppermute_p = Primitive("ppermute")
-ppermute_p.abstract_eval = lambda x, *, axis_name, perm: ShapedArray(x.shape, x.dtype,
-                                                                     x.weak_type)
-ppermute_p.lower = coll._mesh_lowering(_emit_ppermute)
-ppermute_p.jvp = _linear_jvp(lambda x, *, axis_name, perm: ppermute_bind(x, axis_name, perm))
-ppermute_p.transpose = lambda cts, x, *, axis_name, perm: [
-    ppermute_bind(cts[0], axis_name, tuple((d, s) for s, d in perm))]
-ppermute_p.batch = _ppermute_batch
+ppermute_p = Primitive(
+    "ppermute",
+    abstract_eval=lambda x, *, axis_name, perm: ShapedArray(x.shape, x.dtype, x.weak_type),
+    lower=coll._mesh_lowering(_emit_ppermute),
+    jvp=_linear_jvp(lambda x, *, axis_name, perm: ppermute_bind(x, axis_name, perm)),
+    transpose=lambda cts, x, *, axis_name, perm: [
+        ppermute_bind(cts[0], axis_name, tuple((d, s) for s, d in perm))],
+    batch=_ppermute_batch)
 
 
 # --- psum_scatter ----------------------------------------------------------------------------
-
 
 def _scatter_out_shape(shape, dim: int, tiled: bool, size: int, what="psum_scatter"):
     if not 0 <= dim < len(shape):
@@ -176,18 +174,15 @@ def _emit_psum_scatter(ctx, mesh, x, *, axis_name, scatter_dimension, tiled, axi
     return [out]
 
 
-psum_scatter_p = Primitive("psum_scatter")
-psum_scatter_p.abstract_eval = _psum_scatter_abstract_eval
-psum_scatter_p.lower = coll._mesh_lowering(_emit_psum_scatter)
-psum_scatter_p.jvp = _linear_jvp(
-    lambda x, *, axis_name, scatter_dimension, tiled, axis_size: psum_scatter_bind(
-        x, axis_name, scatter_dimension, tiled))
-psum_scatter_p.transpose = _psum_scatter_transpose
-psum_scatter_p.batch = _psum_scatter_batch
+psum_scatter_p = Primitive("psum_scatter", abstract_eval=_psum_scatter_abstract_eval,
+                           lower=coll._mesh_lowering(_emit_psum_scatter),
+                           jvp=_linear_jvp(
+                               lambda x, *, axis_name, scatter_dimension, tiled, axis_size:
+                               psum_scatter_bind(x, axis_name, scatter_dimension, tiled)),
+                           transpose=_psum_scatter_transpose, batch=_psum_scatter_batch)
 
 
 # --- all_to_all ------------------------------------------------------------------------------
-
 
 def _all_to_all_shape(shape, split: int, concat: int, tiled: bool, size: int):
     rank = len(shape)
@@ -283,11 +278,9 @@ def _emit_all_to_all(ctx, mesh, x, *, axis_name, split_axis, concat_axis, tiled,
     return [hlo.reshape(mlir.aval_type(aval_out), op.results[0])]
 
 
-all_to_all_p = Primitive("all_to_all")
-all_to_all_p.abstract_eval = _all_to_all_abstract_eval
-all_to_all_p.lower = coll._mesh_lowering(_emit_all_to_all)
-all_to_all_p.jvp = _linear_jvp(
-    lambda x, *, axis_name, split_axis, concat_axis, tiled, axis_size: all_to_all_bind(
-        x, axis_name, split_axis, concat_axis, tiled))
-all_to_all_p.transpose = _all_to_all_transpose
-all_to_all_p.batch = _all_to_all_batch
+all_to_all_p = Primitive("all_to_all", abstract_eval=_all_to_all_abstract_eval,
+                         lower=coll._mesh_lowering(_emit_all_to_all),
+                         jvp=_linear_jvp(
+                             lambda x, *, axis_name, split_axis, concat_axis, tiled, axis_size:
+                             all_to_all_bind(x, axis_name, split_axis, concat_axis, tiled)),
+                         transpose=_all_to_all_transpose, batch=_all_to_all_batch)

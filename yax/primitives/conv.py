@@ -20,11 +20,15 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import ShapedArray
+from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
+from yax.interpreters.batching import move_batch_axis
 from yax.interpreters.mlir import hlo
+from yax.interpreters.transpose import is_undefined
+from yax.primitives._ad_rules import defjvp
 from yax.primitives._checks import dtype_kind_check
+from yax.primitives._lax import lax
 from yax.primitives.dot import precision_config
 
 ir = mlir.ir
@@ -144,18 +148,7 @@ def _conv_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dil
     return [result]
 
 
-conv_general_dilated_p = Primitive("conv_general_dilated")
-conv_general_dilated_p.abstract_eval = _conv_abstract_eval
-conv_general_dilated_p.lower = _conv_lower
-
-
 # --- differentiation and batching rules ---------------------------------------------------------
-from yax.core.avals import aval_of_value  # noqa: E402
-from yax.interpreters.batching import move_batch_axis  # noqa: E402
-from yax.interpreters.transpose import is_undefined  # noqa: E402
-from yax.primitives._ad_rules import defjvp  # noqa: E402
-from yax.primitives._lax import lax  # noqa: E402
-
 
 def _shape(x) -> tuple:
     return tuple(aval_of_value(x).shape)
@@ -294,6 +287,6 @@ def _conv_tangent(side):
     return rule
 
 
+conv_general_dilated_p = Primitive("conv_general_dilated", abstract_eval=_conv_abstract_eval,
+                                   lower=_conv_lower, transpose=_conv_transpose, batch=_conv_batch)
 defjvp(conv_general_dilated_p, _conv_tangent(0), _conv_tangent(1))
-conv_general_dilated_p.transpose = _conv_transpose
-conv_general_dilated_p.batch = _conv_batch

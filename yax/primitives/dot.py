@@ -12,10 +12,14 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import ShapedArray
+from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
+from yax.interpreters.batching import move_batch_axis
 from yax.interpreters.mlir import hlo
+from yax.interpreters.transpose import is_undefined
+from yax.primitives._ad_rules import defjvp
+from yax.primitives._lax import lax
 
 ir = mlir.ir
 
@@ -100,18 +104,7 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
     return [result]
 
 
-dot_general_p = Primitive("dot_general")
-dot_general_p.abstract_eval = _dot_general_abstract_eval
-dot_general_p.lower = _dot_general_lower
-
-
 # --- differentiation and batching rules ---------------------------------------------------------
-from yax.core.avals import aval_of_value  # noqa: E402
-from yax.interpreters.batching import move_batch_axis  # noqa: E402
-from yax.interpreters.transpose import is_undefined  # noqa: E402
-from yax.primitives._ad_rules import defjvp  # noqa: E402
-from yax.primitives._lax import lax  # noqa: E402
-
 
 def _free(ndim, *used) -> list:
     taken = set().union(*map(set, used))
@@ -193,6 +186,7 @@ def _dot_tangent(side):
     return rule
 
 
+dot_general_p = Primitive("dot_general", abstract_eval=_dot_general_abstract_eval,
+                          lower=_dot_general_lower, transpose=_dot_general_transpose,
+                          batch=_dot_general_batch)
 defjvp(dot_general_p, _dot_tangent(0), _dot_tangent(1))
-dot_general_p.transpose = _dot_general_transpose
-dot_general_p.batch = _dot_general_batch

@@ -26,7 +26,10 @@ from yax import errors
 from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
+from yax.interpreters.batching import axis_size_of, move_batch_axis
 from yax.interpreters.mlir import hlo
+from yax.primitives._ad_rules import linear_jvp
+from yax.primitives._lax import lax
 from yax.runtime import values
 
 
@@ -101,16 +104,7 @@ def _fft_lower(ctx, x, *, fft_type, fft_lengths):
     return [hlo.fft(x, hlo.FftTypeAttr.get(fft_type.name), mlir.dense_i64(fft_lengths))]
 
 
-fft_p = Primitive("fft")
-fft_p.abstract_eval = _fft_abstract_eval
-fft_p.lower = _fft_lower
-
-
 # --- differentiation and batching rules ---------------------------------------------------------
-from yax.interpreters.batching import axis_size_of, move_batch_axis  # noqa: E402
-from yax.primitives._ad_rules import linear_jvp  # noqa: E402
-from yax.primitives._lax import lax  # noqa: E402
-
 
 def _last_axis_weights(like, n: int, scale: float, invert: bool):
     """scale * m (or scale / m) along the last axis, as an array of `like`'s shape and dtype;
@@ -143,6 +137,6 @@ def _fft_batch(args, dims, *, fft_type, fft_lengths):
     return [fft_p.bind(x, fft_type=fft_type, fft_lengths=fft_lengths)], [0]
 
 
+fft_p = Primitive("fft", abstract_eval=_fft_abstract_eval, lower=_fft_lower,
+                  transpose=_fft_transpose, batch=_fft_batch)
 linear_jvp(fft_p)
-fft_p.transpose = _fft_transpose
-fft_p.batch = _fft_batch

@@ -52,7 +52,6 @@ def find_mesh_axis(name) -> MeshAxis | None:
 
 # --- lowering: replica groups and partition numbering ---------------------------------------
 
-
 def manual_mesh(ctx, axis_name):
     """The mesh of the innermost manual region of the module being lowered that has
     `axis_name`, or None (the name is then unbound: an error for the caller)."""

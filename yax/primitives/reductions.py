@@ -1,5 +1,6 @@
-"""Reduction primitives, declared as table rows: monoid reductions over axes (reduce_sum, ...),
-argmax/argmin, and cumulative reductions along one axis (cumsum, ...).
+"""Reduction primitives, declared as table rows (MONOID_TABLE, at the end, after the rules its
+rows name): monoid reductions over axes (reduce_sum, ...), argmax/argmin, and cumulative
+reductions along one axis (cumsum, ...).
 
 A monoid reduction is `stablehlo.reduce` with a scalar region applying the binary op, started from
 the op's identity. argmax/argmin reduce (value, index) pairs together so that ties and NaNs are
@@ -14,11 +15,13 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import ShapedArray
+from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
 from yax.interpreters.mlir import hlo
+from yax.primitives._ad_rules import LINEAR, table_jvp
 from yax.primitives._checks import check_axes, dtype_kind_check
+from yax.primitives._lax import lax
 
 ir = mlir.ir
 
@@ -47,16 +50,6 @@ def _reduce_region(op, dt, combine) -> None:
         hlo.return_([combine(*block.arguments)])
 
 
-MONOID_TABLE = [
-    # name, dtype kind, cumulative name, combining op, identity
-    ("reduce_sum", "numeric", "cumsum", hlo.add, lambda dt: 0),
-    ("reduce_prod", "numeric", "cumprod", hlo.multiply, lambda dt: 1),
-    ("reduce_max", "real_or_bool", "cummax", hlo.maximum, _lowest),
-    ("reduce_min", "real_or_bool", "cummin", hlo.minimum, _highest),
-    ("reduce_and", "int_or_bool", None, hlo.and_, _all_ones),
-    ("reduce_or", "int_or_bool", None, hlo.or_, lambda dt: 0),
-]
-
 # Cumulative ops also take bool: a running sum/max of bools is a running `or` (as NumPy's
 # `np.cumsum(x, dtype=bool)`), a running product/min a running `and`; XLA's add/mul on PRED agree.
 _CUMULATIVE_KIND = {"cumsum": "any", "cumprod": "any",
@@ -82,20 +75,6 @@ def _reduce_lower(combine, identity):
         _reduce_region(op, dt, combine)
         return list(op.results)
     return rule
-
-
-def _make(name, abstract_eval, lower, multiple_results=False) -> Primitive:
-    prim = Primitive(name, multiple_results=multiple_results)
-    prim.abstract_eval = abstract_eval
-    prim.lower = lower
-    return prim
-
-
-reduce_primitives = {
-    name: _make(name, _reduce_abstract_eval(name, kind), _reduce_lower(combine, identity))
-    for name, kind, _, combine, identity in MONOID_TABLE
-}
-globals().update({f"{name}_p": prim for name, prim in reduce_primitives.items()})
 
 
 # --- cum<monoid>(x, axis, reverse) ---------------------------------------------------------------
@@ -126,14 +105,6 @@ def _cumulative_lower(combine, identity):
         _reduce_region(op, aval.dtype, combine)
         return list(op.results)
     return rule
-
-
-cumulative_primitives = {
-    cname: _make(cname, _cumulative_abstract_eval(cname, _CUMULATIVE_KIND[cname]),
-                 _cumulative_lower(combine, identity))
-    for _, _, cname, combine, identity in MONOID_TABLE if cname is not None
-}
-globals().update({f"{name}_p": prim for name, prim in cumulative_primitives.items()})
 
 
 # --- argmax / argmin(x, axes=(axis,), index_dtype) ---------------------------------------------
@@ -193,29 +164,12 @@ def _arg_lower(direction, identity):
     return rule
 
 
-argmax_p = _make("argmax", _arg_abstract_eval("argmax"), _arg_lower("GT", _lowest))
-argmin_p = _make("argmin", _arg_abstract_eval("argmin"), _arg_lower("LT", _highest))
-
-
-# --- differentiation rules -------------------------------------------------------------------
-from yax.primitives._ad_rules import linear_jvp  # noqa: E402
-from yax.primitives._lax import lax  # noqa: E402
-
+# --- differentiation and batching rules ----------------------------------------------------------
 
 def _reduce_sum_transpose(cts, x, *, axes):
     ct, = cts
     kept = tuple(d for d in range(len(x.aval.shape)) if d not in axes)
     return [lax.broadcast_in_dim(ct, x.aval.shape, kept)]
-
-
-linear_jvp(reduce_primitives["reduce_sum"])
-reduce_primitives["reduce_sum"].transpose = _reduce_sum_transpose
-
-
-# --- differentiation and batching rules of the rest of the family ----------------------------
-from yax.core.avals import aval_of_value  # noqa: E402
-from yax.interpreters.ad_util import Zero  # noqa: E402
-from yax.primitives._ad_rules import defjvp  # noqa: E402
 
 
 def _shape(x) -> tuple:
@@ -228,14 +182,6 @@ def _full(value, shape, dt):
 
 def _kept(axes, ndim) -> tuple:
     return tuple(d for d in range(ndim) if d not in axes)
-
-
-def _no_derivative(prim) -> None:
-    """Integer/bool results (argmax, reduce_and, ...) carry no tangent."""
-    def jvp(primals, tangents, **params):
-        out = prim.bind(*primals, **params)
-        return [out], [Zero(out.aval.strip_weak_type())]
-    prim.jvp = jvp
 
 
 def _chooser_tangent(t, out, x, *, axes):
@@ -329,7 +275,7 @@ def _reduce_batch(prim):
         moved = tuple(a if a < bdim else a + 1 for a in axes)
         out = prim.bind(x, axes=moved, **params)
         return [out], [bdim - sum(a < bdim for a in axes)]
-    prim.batch = batch
+    prim.define(batch=batch)
 
 
 def _cumulative_batch(prim):
@@ -337,23 +283,52 @@ def _cumulative_batch(prim):
         (x,), (bdim,) = args, dims
         out = prim.bind(x, axis=axis if axis < bdim else axis + 1, reverse=reverse)
         return [out], [bdim]
-    prim.batch = batch
+    prim.define(batch=batch)
 
 
-defjvp(reduce_primitives["reduce_prod"], _reduce_prod_tangent)
-defjvp(reduce_primitives["reduce_max"], _chooser_tangent)
-defjvp(reduce_primitives["reduce_min"], _chooser_tangent)
-for _name in ("reduce_and", "reduce_or"):
-    _no_derivative(reduce_primitives[_name])
-_no_derivative(argmax_p)
-_no_derivative(argmin_p)
-linear_jvp(cumulative_primitives["cumsum"])
-cumulative_primitives["cumsum"].transpose = _cumsum_transpose
-defjvp(cumulative_primitives["cumprod"], _cumprod_tangent)
-defjvp(cumulative_primitives["cummax"], _cum_chooser_tangent)
-defjvp(cumulative_primitives["cummin"], _cum_chooser_tangent)
+# =================================================================================================
+# The family: one row per monoid, its reduction over axes and (where it has one) its cumulative
+# form along one axis, each with its JVP: `rule(t, out, x, **params)`, LINEAR (the primitive
+# applied to the tangent) or None (an integer/bool result carries no tangent).
+# =================================================================================================
 
-for _prim in [*reduce_primitives.values(), argmax_p, argmin_p]:
-    _reduce_batch(_prim)
-for _prim in cumulative_primitives.values():
-    _cumulative_batch(_prim)
+MONOID_TABLE = [
+    # name, dtype kind, combining op, identity, jvp, cumulative name, cumulative jvp
+    ("reduce_sum", "numeric", hlo.add, lambda dt: 0, LINEAR, "cumsum", LINEAR),
+    ("reduce_prod", "numeric", hlo.multiply, lambda dt: 1, _reduce_prod_tangent,
+     "cumprod", _cumprod_tangent),
+    ("reduce_max", "real_or_bool", hlo.maximum, _lowest, _chooser_tangent,
+     "cummax", _cum_chooser_tangent),
+    ("reduce_min", "real_or_bool", hlo.minimum, _highest, _chooser_tangent,
+     "cummin", _cum_chooser_tangent),
+    ("reduce_and", "int_or_bool", hlo.and_, _all_ones, None, None, None),
+    ("reduce_or", "int_or_bool", hlo.or_, lambda dt: 0, None, None, None),
+]
+
+
+def _reduction(name, abstract_eval, lower, jvp, batch_rule) -> Primitive:
+    prim = Primitive(name, abstract_eval=abstract_eval, lower=lower)
+    table_jvp(prim, jvp)
+    batch_rule(prim)
+    return prim
+
+
+reduce_primitives = {
+    name: _reduction(name, _reduce_abstract_eval(name, kind), _reduce_lower(combine, identity),
+                     jvp, _reduce_batch)
+    for name, kind, combine, identity, jvp, _, _ in MONOID_TABLE
+}
+cumulative_primitives = {
+    cname: _reduction(cname, _cumulative_abstract_eval(cname, _CUMULATIVE_KIND[cname]),
+                      _cumulative_lower(combine, identity), cjvp, _cumulative_batch)
+    for _, _, combine, identity, _, cname, cjvp in MONOID_TABLE if cname is not None
+}
+reduce_primitives["reduce_sum"].define(transpose=_reduce_sum_transpose)
+cumulative_primitives["cumsum"].define(transpose=_cumsum_transpose)
+globals().update({f"{name}_p": prim for table in (reduce_primitives, cumulative_primitives)
+                  for name, prim in table.items()})
+
+argmax_p = _reduction("argmax", _arg_abstract_eval("argmax"), _arg_lower("GT", _lowest), None,
+                      _reduce_batch)
+argmin_p = _reduction("argmin", _arg_abstract_eval("argmin"), _arg_lower("LT", _highest), None,
+                      _reduce_batch)

@@ -24,18 +24,17 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import ShapedArray
+from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
+from yax.interpreters import batching as _batching
 from yax.interpreters import mlir
+from yax.interpreters.ad_util import Zero
+from yax.interpreters.batching import axis_size_of, move_batch_axis
 from yax.interpreters.mlir import hlo
+from yax.interpreters.transpose import is_undefined
+from yax.primitives._ad_rules import linear_jvp
 from yax.primitives._checks import check_axes, same_dtypes
-
-
-def _make(name, abstract_eval, lower) -> Primitive:
-    prim = Primitive(name)
-    prim.abstract_eval = abstract_eval
-    prim.lower = lower
-    return prim
+from yax.primitives._lax import lax
 
 
 def _check_shape(name: str, shape) -> None:
@@ -45,6 +44,43 @@ def _check_shape(name: str, shape) -> None:
 
 def _reshape_lower(ctx, x, **params):
     return [hlo.reshape(mlir.aval_type(ctx.avals_out[0]), x)]
+
+
+# --- shared by the differentiation and batching rules ---------------------------------------------
+# Every primitive here but iota is linear (pad jointly in its operand and padding value), so its JVP
+# is the primitive applied to the tangents (`linear_jvp`) and its transpose routes the cotangent
+# back to where each element came from. Batching puts the batch axis in front and shifts the axis
+# params by one, so the rules of every section have the same shape.
+
+_batching.register_axis_ops(broadcast_in_dim=lambda x, s, d: lax.broadcast_in_dim(x, s, d),
+                            transpose=lambda x, perm: lax.transpose(x, perm))
+
+
+def _shift(axes) -> tuple:
+    """Axis params once a batch axis sits in front of the operand's axes."""
+    return tuple(a + 1 for a in axes)
+
+
+def _inverse(permutation) -> tuple:
+    return tuple(int(i) for i in np.argsort(permutation))
+
+
+def _front(args, dims):
+    """The only operand with its batch axis moved to the front."""
+    (x,), (bdim,) = args, dims
+    return move_batch_axis(x, bdim, 0, axis_size_of(args, dims))
+
+
+def _shape_of(x) -> tuple:
+    return tuple(aval_of_value(x).shape)
+
+
+# squeeze, expand_dims and rev: each is its own kind of inverse, and batching shifts `dimensions`
+def _axes_batch(prim):
+    """The batch rule of `prim` (it binds `prim`, so it is set with define once prim exists)."""
+    def batch(args, dims, *, dimensions):
+        return [prim.bind(_front(args, dims), dimensions=_shift(dimensions))], [0]
+    return batch
 
 
 # --- broadcast_in_dim(x, shape, broadcast_dimensions) ---------------------------------------------
@@ -74,8 +110,27 @@ def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions):
                                  mlir.dense_i64(broadcast_dimensions))]
 
 
-broadcast_in_dim_p = _make("broadcast_in_dim", _broadcast_in_dim_abstract_eval,
-                           _broadcast_in_dim_lower)
+def _broadcast_in_dim_transpose(cts, x, *, shape, broadcast_dimensions):
+    ct, = cts
+    in_shape = x.aval.shape
+    new_axes = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
+    stretched = tuple(d for i, d in enumerate(broadcast_dimensions)
+                      if in_shape[i] == 1 and shape[d] != 1)
+    summed = lax.reduce_sum(ct, tuple(sorted(new_axes + stretched)))
+    return [lax.reshape(summed, in_shape)]
+
+
+def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions):
+    x = _front(args, dims)
+    size = _shape_of(x)[0]
+    return [lax.broadcast_in_dim(x, (size,) + shape, (0,) + _shift(broadcast_dimensions))], [0]
+
+
+broadcast_in_dim_p = Primitive("broadcast_in_dim", abstract_eval=_broadcast_in_dim_abstract_eval,
+                               lower=_broadcast_in_dim_lower,
+                               transpose=_broadcast_in_dim_transpose,
+                               batch=_broadcast_in_dim_batch)
+linear_jvp(broadcast_in_dim_p)
 
 
 # --- reshape(x, new_sizes, dimensions) ------------------------------------------------------------
@@ -104,7 +159,24 @@ def _reshape_with_dims_lower(ctx, x, *, new_sizes, dimensions):
     return _reshape_lower(ctx, x)
 
 
-reshape_p = _make("reshape", _reshape_abstract_eval, _reshape_with_dims_lower)
+def _reshape_transpose(cts, x, *, new_sizes, dimensions):
+    ct, = cts
+    if dimensions is None:
+        return [lax.reshape(ct, x.aval.shape)]
+    permuted = tuple(x.aval.shape[d] for d in dimensions)
+    return [lax.transpose(lax.reshape(ct, permuted), _inverse(dimensions))]
+
+
+def _reshape_batch(args, dims, *, new_sizes, dimensions):
+    x = _front(args, dims)
+    perm = None if dimensions is None else (0,) + _shift(dimensions)
+    return [lax.reshape(x, (_shape_of(x)[0],) + new_sizes, perm)], [0]
+
+
+reshape_p = Primitive("reshape", abstract_eval=_reshape_abstract_eval,
+                      lower=_reshape_with_dims_lower, transpose=_reshape_transpose,
+                      batch=_reshape_batch)
+linear_jvp(reshape_p)
 
 
 # --- transpose(x, permutation) --------------------------------------------------------------------
@@ -118,7 +190,15 @@ def _transpose_lower(ctx, x, *, permutation):
     return [hlo.transpose(x, mlir.dense_i64(permutation))]
 
 
-transpose_p = _make("transpose", _transpose_abstract_eval, _transpose_lower)
+def _transpose_batch(args, dims, *, permutation):
+    return [lax.transpose(_front(args, dims), (0,) + _shift(permutation))], [0]
+
+
+transpose_p = Primitive(
+    "transpose", abstract_eval=_transpose_abstract_eval, lower=_transpose_lower,
+    transpose=lambda cts, x, *, permutation: [lax.transpose(cts[0], _inverse(permutation))],
+    batch=_transpose_batch)
+linear_jvp(transpose_p)
 
 
 # --- squeeze(x, dimensions) / expand_dims(x, dimensions) ------------------------------------------
@@ -134,7 +214,11 @@ def _squeeze_abstract_eval(x, *, dimensions):
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-squeeze_p = _make("squeeze", _squeeze_abstract_eval, _reshape_lower)
+squeeze_p = Primitive(
+    "squeeze", abstract_eval=_squeeze_abstract_eval, lower=_reshape_lower,
+    transpose=lambda cts, x, *, dimensions: [lax.expand_dims(cts[0], dimensions)])
+squeeze_p.define(batch=_axes_batch(squeeze_p))
+linear_jvp(squeeze_p)
 
 
 def _expand_dims_abstract_eval(x, *, dimensions):
@@ -146,7 +230,11 @@ def _expand_dims_abstract_eval(x, *, dimensions):
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-expand_dims_p = _make("expand_dims", _expand_dims_abstract_eval, _reshape_lower)
+expand_dims_p = Primitive(
+    "expand_dims", abstract_eval=_expand_dims_abstract_eval, lower=_reshape_lower,
+    transpose=lambda cts, x, *, dimensions: [lax.squeeze(cts[0], dimensions)])
+expand_dims_p.define(batch=_axes_batch(expand_dims_p))
+linear_jvp(expand_dims_p)
 
 
 # --- rev(x, dimensions) ---------------------------------------------------------------------------
@@ -160,7 +248,10 @@ def _rev_lower(ctx, x, *, dimensions):
     return [hlo.reverse(x, mlir.dense_i64(dimensions))]
 
 
-rev_p = _make("rev", _rev_abstract_eval, _rev_lower)
+rev_p = Primitive("rev", abstract_eval=_rev_abstract_eval, lower=_rev_lower,
+                  transpose=lambda cts, x, *, dimensions: [lax.rev(cts[0], dimensions)])
+rev_p.define(batch=_axes_batch(rev_p))
+linear_jvp(rev_p)
 
 
 # --- concatenate(*operands, dimension) ------------------------------------------------------------
@@ -191,7 +282,27 @@ def _concatenate_lower(ctx, *xs, dimension):
     return [hlo.concatenate(list(xs), dimension)]
 
 
-concatenate_p = _make("concatenate", _concatenate_abstract_eval, _concatenate_lower)
+def _concatenate_transpose(cts, *xs, dimension):
+    ct, = cts
+    outs, start = [], 0
+    for x in xs:
+        size = x.aval.shape[dimension]
+        outs.append(lax.slice_in_dim(ct, start, start + size, axis=dimension)
+                    if is_undefined(x) else None)
+        start += size
+    return outs
+
+
+def _concatenate_batch(args, dims, *, dimension):
+    size = axis_size_of(args, dims)
+    xs = [move_batch_axis(x, d, 0, size) for x, d in zip(args, dims, strict=True)]
+    return [lax.concatenate(xs, dimension + 1)], [0]
+
+
+concatenate_p = Primitive("concatenate", abstract_eval=_concatenate_abstract_eval,
+                          lower=_concatenate_lower, transpose=_concatenate_transpose,
+                          batch=_concatenate_batch)
+linear_jvp(concatenate_p)
 
 
 # --- pad(x, padding_value, padding_config) --------------------------------------------------------
@@ -225,161 +336,6 @@ def _pad_lower(ctx, x, padding_value, *, padding_config):
                     mlir.dense_i64(interior))]
 
 
-pad_p = _make("pad", _pad_abstract_eval, _pad_lower)
-
-
-# --- iota(dtype, shape, dimension) (no operands) --------------------------------------------------
-
-def _iota_abstract_eval(*, dtype, shape, dimension):
-    _check_shape("iota", shape)
-    dt = np.dtype(dtype)
-    if dtypes.is_bool(dt) or dt not in dtypes.SUPPORTED:
-        raise errors.DTypeError(f"iota needs a numeric dtype, got {dt}")
-    if not isinstance(dimension, int) or not 0 <= dimension < len(shape):
-        raise errors.ShapeError(f"iota: dimension {dimension} is out of range for shape {shape}")
-    return ShapedArray(shape, dt)
-
-
-def _iota_lower(ctx, *, dtype, shape, dimension):
-    return [hlo.iota(mlir.aval_type(ctx.avals_out[0]), dimension)]
-
-
-iota_p = _make("iota", _iota_abstract_eval, _iota_lower)
-
-
-# --- differentiation and batching rules -----------------------------------------------------------
-# Every primitive here but iota is linear (pad jointly in its operand and padding value), so its JVP
-# is the primitive applied to the tangents (`linear_jvp`) and its transpose routes the cotangent
-# back to where each element came from. Batching puts the batch axis in front and shifts the axis
-# params by one, so every rule below has the same shape.
-from yax.core.avals import aval_of_value  # noqa: E402
-from yax.interpreters import batching as _batching  # noqa: E402
-from yax.interpreters.ad_util import Zero  # noqa: E402
-from yax.interpreters.batching import axis_size_of, move_batch_axis  # noqa: E402
-from yax.interpreters.transpose import is_undefined  # noqa: E402
-from yax.primitives._ad_rules import linear_jvp  # noqa: E402
-from yax.primitives._lax import lax  # noqa: E402
-
-_batching.register_axis_ops(broadcast_in_dim=lambda x, s, d: lax.broadcast_in_dim(x, s, d),
-                            transpose=lambda x, perm: lax.transpose(x, perm))
-
-
-def _shift(axes) -> tuple:
-    """Axis params once a batch axis sits in front of the operand's axes."""
-    return tuple(a + 1 for a in axes)
-
-
-def _inverse(permutation) -> tuple:
-    return tuple(int(i) for i in np.argsort(permutation))
-
-
-def _front(args, dims):
-    """The only operand with its batch axis moved to the front."""
-    (x,), (bdim,) = args, dims
-    return move_batch_axis(x, bdim, 0, axis_size_of(args, dims))
-
-
-def _shape_of(x) -> tuple:
-    return tuple(aval_of_value(x).shape)
-
-
-# broadcast_in_dim
-def _broadcast_in_dim_transpose(cts, x, *, shape, broadcast_dimensions):
-    ct, = cts
-    in_shape = x.aval.shape
-    new_axes = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
-    stretched = tuple(d for i, d in enumerate(broadcast_dimensions)
-                      if in_shape[i] == 1 and shape[d] != 1)
-    summed = lax.reduce_sum(ct, tuple(sorted(new_axes + stretched)))
-    return [lax.reshape(summed, in_shape)]
-
-
-def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions):
-    x = _front(args, dims)
-    size = _shape_of(x)[0]
-    return [lax.broadcast_in_dim(x, (size,) + shape, (0,) + _shift(broadcast_dimensions))], [0]
-
-
-linear_jvp(broadcast_in_dim_p)
-broadcast_in_dim_p.transpose = _broadcast_in_dim_transpose
-broadcast_in_dim_p.batch = _broadcast_in_dim_batch
-
-
-# reshape
-def _reshape_transpose(cts, x, *, new_sizes, dimensions):
-    ct, = cts
-    if dimensions is None:
-        return [lax.reshape(ct, x.aval.shape)]
-    permuted = tuple(x.aval.shape[d] for d in dimensions)
-    return [lax.transpose(lax.reshape(ct, permuted), _inverse(dimensions))]
-
-
-def _reshape_batch(args, dims, *, new_sizes, dimensions):
-    x = _front(args, dims)
-    perm = None if dimensions is None else (0,) + _shift(dimensions)
-    return [lax.reshape(x, (_shape_of(x)[0],) + new_sizes, perm)], [0]
-
-
-linear_jvp(reshape_p)
-reshape_p.transpose = _reshape_transpose
-reshape_p.batch = _reshape_batch
-
-
-# transpose
-def _transpose_batch(args, dims, *, permutation):
-    return [lax.transpose(_front(args, dims), (0,) + _shift(permutation))], [0]
-
-
-linear_jvp(transpose_p)
-transpose_p.transpose = lambda cts, x, *, permutation: [
-    lax.transpose(cts[0], _inverse(permutation))]
-transpose_p.batch = _transpose_batch
-
-
-# squeeze, expand_dims and rev: each is its own kind of inverse, and batching shifts `dimensions`
-def _axes_batch(prim):
-    def batch(args, dims, *, dimensions):
-        return [prim.bind(_front(args, dims), dimensions=_shift(dimensions))], [0]
-    return batch
-
-
-linear_jvp(squeeze_p)
-squeeze_p.transpose = lambda cts, x, *, dimensions: [lax.expand_dims(cts[0], dimensions)]
-squeeze_p.batch = _axes_batch(squeeze_p)
-
-linear_jvp(expand_dims_p)
-expand_dims_p.transpose = lambda cts, x, *, dimensions: [lax.squeeze(cts[0], dimensions)]
-expand_dims_p.batch = _axes_batch(expand_dims_p)
-
-linear_jvp(rev_p)
-rev_p.transpose = lambda cts, x, *, dimensions: [lax.rev(cts[0], dimensions)]
-rev_p.batch = _axes_batch(rev_p)
-
-
-# concatenate
-def _concatenate_transpose(cts, *xs, dimension):
-    ct, = cts
-    outs, start = [], 0
-    for x in xs:
-        size = x.aval.shape[dimension]
-        outs.append(lax.slice_in_dim(ct, start, start + size, axis=dimension)
-                    if is_undefined(x) else None)
-        start += size
-    return outs
-
-
-def _concatenate_batch(args, dims, *, dimension):
-    size = axis_size_of(args, dims)
-    xs = [move_batch_axis(x, d, 0, size) for x, d in zip(args, dims, strict=True)]
-    return [lax.concatenate(xs, dimension + 1)], [0]
-
-
-linear_jvp(concatenate_p)
-concatenate_p.transpose = _concatenate_transpose
-concatenate_p.batch = _concatenate_batch
-
-
-# pad
 def _unpad(ct, padding_config):
     """The entries of a pad's cotangent at the operand's positions, in the operand's shape."""
     if not padding_config:
@@ -420,9 +376,25 @@ def _pad_batch(args, dims, *, padding_config):
     return [lax.select(mask, value, out)], [0]
 
 
+pad_p = Primitive("pad", abstract_eval=_pad_abstract_eval, lower=_pad_lower,
+                  transpose=_pad_transpose, batch=_pad_batch)
 linear_jvp(pad_p)
-pad_p.transpose = _pad_transpose
-pad_p.batch = _pad_batch
+
+
+# --- iota(dtype, shape, dimension) (no operands) --------------------------------------------------
+
+def _iota_abstract_eval(*, dtype, shape, dimension):
+    _check_shape("iota", shape)
+    dt = np.dtype(dtype)
+    if dtypes.is_bool(dt) or dt not in dtypes.SUPPORTED:
+        raise errors.DTypeError(f"iota needs a numeric dtype, got {dt}")
+    if not isinstance(dimension, int) or not 0 <= dimension < len(shape):
+        raise errors.ShapeError(f"iota: dimension {dimension} is out of range for shape {shape}")
+    return ShapedArray(shape, dt)
+
+
+def _iota_lower(ctx, *, dtype, shape, dimension):
+    return [hlo.iota(mlir.aval_type(ctx.avals_out[0]), dimension)]
 
 
 # iota has no operands: the JVP and batching interpreters never call these (no tangent, no batch
@@ -432,5 +404,5 @@ def _iota_jvp(primals, tangents, *, dtype, shape, dimension):
     return [out], [Zero(ShapedArray(shape, np.dtype(dtype)))]
 
 
-iota_p.jvp = _iota_jvp
-iota_p.batch = lambda args, dims, **params: ([iota_p.bind(**params)], [None])
+iota_p = Primitive("iota", abstract_eval=_iota_abstract_eval, lower=_iota_lower, jvp=_iota_jvp,
+                   batch=lambda args, dims, **params: ([iota_p.bind(**params)], [None]))

@@ -17,9 +17,14 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.primitive import Primitive
+from yax.core.trace import bind
 from yax.interpreters import mlir
+from yax.interpreters.ad_util import Zero
+from yax.interpreters.batching import axis_size_of, move_batch_axis
 from yax.interpreters.mlir import hlo
+from yax.interpreters.transpose import is_undefined
 from yax.primitives._checks import check_axes, dtype_kind_check
+from yax.primitives._lax import lax
 
 ir = mlir.ir
 
@@ -88,18 +93,7 @@ def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
     return list(op.results)
 
 
-sort_p = Primitive("sort", multiple_results=True)
-sort_p.abstract_eval = _sort_abstract_eval
-sort_p.lower = _sort_lower
-
-
 # --- differentiation and batching rules ---------------------------------------------------------
-from yax.core.trace import bind  # noqa: E402
-from yax.interpreters.ad_util import Zero  # noqa: E402
-from yax.interpreters.batching import axis_size_of, move_batch_axis  # noqa: E402
-from yax.interpreters.transpose import is_undefined  # noqa: E402
-from yax.primitives._lax import lax  # noqa: E402
-
 
 def _positions(aval, dimension):
     return lax.broadcasted_iota(np.int32, aval.shape, dimension)
@@ -147,6 +141,5 @@ def _sort_batch(args, dims, *, dimension, is_stable, num_keys):
     return list(outs), [0] * len(outs)
 
 
-sort_p.jvp = _sort_jvp
-sort_p.transpose = _sort_transpose
-sort_p.batch = _sort_batch
+sort_p = Primitive("sort", multiple_results=True, abstract_eval=_sort_abstract_eval,
+                   lower=_sort_lower, jvp=_sort_jvp, transpose=_sort_transpose, batch=_sort_batch)

@@ -24,13 +24,16 @@ import numpy as np
 
 from yax import errors
 from yax.core.avals import ShapedArray
-from yax.core.primitive import Primitive
 from yax.interpreters import lowering
 from yax.interpreters.mlir import chlo
 from yax.interpreters.staging import trace_to_jaxpr
-from yax.primitives._ad_rules import broadcast_batcher, defjvp
+from yax.primitives._elementwise_family import (
+    broadcast_operands,
+    elementwise_primitive,
+    nary_abstract_eval,
+    op_lower,
+)
 from yax.primitives._lax import lax
-from yax.primitives.elementwise import _nary_abstract_eval, broadcast_operands
 
 # =================================================================================================
 # Implementation functions (yax.lax, traced by the lowering rule on full-shape operands)
@@ -297,7 +300,7 @@ def _bessel_i0e_impl(x):
 
 
 # =================================================================================================
-# The table
+# Lowerings
 # =================================================================================================
 
 def _impl_lower(impl, name):
@@ -311,38 +314,6 @@ def _impl_lower(impl, name):
         consts = lowering._const_values(closed.consts)
         return lowering.lower_jaxpr_body(ctx.module_ctx, closed.jaxpr, consts, xs)
     return rule
-
-
-def _chlo_lower(op):
-    def rule(ctx, *xs):
-        return [op(*broadcast_operands(ctx, xs))]
-    return rule
-
-
-SPECIAL_TABLE = [
-    # name, arity, lowering
-    ("igamma", 2, _impl_lower(_igamma_impl, "igamma")),
-    ("igammac", 2, _impl_lower(_igammac_impl, "igammac")),
-    ("igamma_grad_a", 2, _impl_lower(_igamma_grad_a_impl, "igamma_grad_a")),
-    ("random_gamma_grad", 2, _impl_lower(_random_gamma_grad_impl, "random_gamma_grad")),
-    ("polygamma", 2, _chlo_lower(chlo.polygamma)),
-    ("zeta", 2, _chlo_lower(chlo.zeta)),
-    ("regularized_incomplete_beta", 3, _impl_lower(_betainc_impl, "betainc")),
-    ("bessel_i0e", 1, _impl_lower(_bessel_i0e_impl, "bessel_i0e")),
-    ("bessel_i1e", 1, _chlo_lower(chlo.bessel_i1e)),
-]
-
-
-def _make(name, arity, lower) -> Primitive:
-    prim = Primitive(name)
-    prim.abstract_eval = _nary_abstract_eval(name, "float")
-    prim.lower = lower
-    broadcast_batcher(prim)
-    return prim
-
-
-special_primitives = {name: _make(name, arity, lower) for name, arity, lower in SPECIAL_TABLE}
-globals().update({f"{name}_p": prim for name, prim in special_primitives.items()})
 
 
 # =================================================================================================
@@ -380,25 +351,37 @@ def _i1e_dx(x):
     return lax.select(is_zero, lax.add(lax.mul(x, 0.0), 0.5), general)
 
 
-defjvp(igamma_p,  # noqa: F821  (defined by the table above)
-       lambda t, out, a, x: lax.mul(t, lax.igamma_grad_a(a, x)),
-       lambda t, out, a, x: lax.mul(t, _igamma_dx(a, x)))
-defjvp(igammac_p,  # noqa: F821
-       lambda t, out, a, x: lax.neg(lax.mul(t, lax.igamma_grad_a(a, x))),
-       lambda t, out, a, x: lax.neg(lax.mul(t, _igamma_dx(a, x))))
-defjvp(igamma_grad_a_p,  # noqa: F821
-       _unsupported("igamma_grad_a", "a"), _unsupported("igamma_grad_a", "x"))
-defjvp(random_gamma_grad_p,  # noqa: F821
-       _unsupported("random_gamma_grad", "a"), _unsupported("random_gamma_grad", "x"))
-defjvp(polygamma_p,  # noqa: F821
-       _unsupported("polygamma", "the order m"),
-       lambda t, out, m, x: lax.mul(t, lax.polygamma(lax.add(m, 1.0), x)))
-defjvp(zeta_p,  # noqa: F821
-       _unsupported("zeta", "the exponent x"),
-       lambda t, out, s, q: lax.mul(t, lax.neg(lax.mul(s, lax.zeta(lax.add(s, 1.0), q)))))
-defjvp(regularized_incomplete_beta_p,  # noqa: F821
-       _unsupported("betainc", "a"), _unsupported("betainc", "b"),
-       lambda t, out, a, b, x: lax.mul(t, _betainc_dx(a, b, x)))
-defjvp(bessel_i0e_p,  # noqa: F821
-       lambda t, out, x: lax.mul(t, lax.sub(lax.bessel_i1e(x), lax.mul(lax.sign(x), out))))
-defjvp(bessel_i1e_p, lambda t, out, x: lax.mul(t, _i1e_dx(x)))  # noqa: F821
+# =================================================================================================
+# The family: one row per primitive, with its lowering and the JVP rule of each operand
+# =================================================================================================
+
+SPECIAL_TABLE = [
+    # name, lowering, (jvp rule of each operand)
+    ("igamma", _impl_lower(_igamma_impl, "igamma"),
+     (lambda t, out, a, x: lax.mul(t, lax.igamma_grad_a(a, x)),
+      lambda t, out, a, x: lax.mul(t, _igamma_dx(a, x)))),
+    ("igammac", _impl_lower(_igammac_impl, "igammac"),
+     (lambda t, out, a, x: lax.neg(lax.mul(t, lax.igamma_grad_a(a, x))),
+      lambda t, out, a, x: lax.neg(lax.mul(t, _igamma_dx(a, x))))),
+    ("igamma_grad_a", _impl_lower(_igamma_grad_a_impl, "igamma_grad_a"),
+     (_unsupported("igamma_grad_a", "a"), _unsupported("igamma_grad_a", "x"))),
+    ("random_gamma_grad", _impl_lower(_random_gamma_grad_impl, "random_gamma_grad"),
+     (_unsupported("random_gamma_grad", "a"), _unsupported("random_gamma_grad", "x"))),
+    ("polygamma", op_lower(chlo.polygamma),
+     (_unsupported("polygamma", "the order m"),
+      lambda t, out, m, x: lax.mul(t, lax.polygamma(lax.add(m, 1.0), x)))),
+    ("zeta", op_lower(chlo.zeta),
+     (_unsupported("zeta", "the exponent x"),
+      lambda t, out, s, q: lax.mul(t, lax.neg(lax.mul(s, lax.zeta(lax.add(s, 1.0), q)))))),
+    ("regularized_incomplete_beta", _impl_lower(_betainc_impl, "betainc"),
+     (_unsupported("betainc", "a"), _unsupported("betainc", "b"),
+      lambda t, out, a, b, x: lax.mul(t, _betainc_dx(a, b, x)))),
+    ("bessel_i0e", _impl_lower(_bessel_i0e_impl, "bessel_i0e"),
+     (lambda t, out, x: lax.mul(t, lax.sub(lax.bessel_i1e(x), lax.mul(lax.sign(x), out))),)),
+    ("bessel_i1e", op_lower(chlo.bessel_i1e), (lambda t, out, x: lax.mul(t, _i1e_dx(x)),)),
+]
+special_primitives = {
+    name: elementwise_primitive(name, nary_abstract_eval(name, "float"), lower, *jvps)
+    for name, lower, jvps in SPECIAL_TABLE
+}
+globals().update({f"{name}_p": prim for name, prim in special_primitives.items()})

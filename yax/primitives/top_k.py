@@ -20,8 +20,11 @@ from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
+from yax.interpreters.ad_util import Zero
 from yax.interpreters.mlir import chlo, hlo
 from yax.primitives._checks import check_axes, dtype_kind_check
+from yax.primitives._lax import lax
+from yax.primitives.slicing import GatherDimensionNumbers
 
 ir = mlir.ir
 
@@ -59,16 +62,7 @@ def _top_k_lower(ctx, x, *, k, axis):
     return results
 
 
-top_k_p = Primitive("top_k", multiple_results=True)
-top_k_p.abstract_eval = _top_k_abstract_eval
-top_k_p.lower = _top_k_lower
-
-
 # --- differentiation and batching rules ---------------------------------------------------------
-from yax.interpreters.ad_util import Zero  # noqa: E402
-from yax.primitives._lax import lax  # noqa: E402
-from yax.primitives.slicing import GatherDimensionNumbers  # noqa: E402
-
 
 def take_along(t, indices, axis: int):
     """t[..., indices[..., j, ...], ...] along `axis`: a gather whose other axes are batching
@@ -98,5 +92,5 @@ def _top_k_batch(args, dims, *, k, axis):
     return list(outs), [bdim, bdim]
 
 
-top_k_p.jvp = _top_k_jvp
-top_k_p.batch = _top_k_batch
+top_k_p = Primitive("top_k", multiple_results=True, abstract_eval=_top_k_abstract_eval,
+                    lower=_top_k_lower, jvp=_top_k_jvp, batch=_top_k_batch)

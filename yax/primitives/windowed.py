@@ -1,4 +1,5 @@
-"""Windowed reductions: reduce_window_{sum,prod,max,min}, declared as table rows.
+"""Windowed reductions: reduce_window_{sum,prod,max,min}, declared as table rows (WINDOW_TABLE,
+at the end, after the rules its rows name).
 
 Per axis the operand is dilated by `base_dilation` (holes between elements), padded by (lo, hi),
 and a window of `window_dimensions` elements, `window_dilation` apart, is placed every
@@ -24,23 +25,22 @@ import itertools
 import numpy as np
 
 from yax import errors
-from yax.core.avals import ShapedArray
+from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
 from yax.interpreters.mlir import hlo
+from yax.primitives._ad_rules import LINEAR, table_jvp
 from yax.primitives._checks import dtype_kind_check
-from yax.primitives.reductions import _highest, _identity, _lowest, _reduce_region
+from yax.primitives._lax import lax
+from yax.primitives.reductions import (
+    _highest,
+    _identity,
+    _lowest,
+    _reduce_prod_tangent,
+    _reduce_region,
+)
 
 ir = mlir.ir
-
-WINDOW_TABLE = [
-    # name, dtype kind, combining op, identity
-    ("reduce_window_sum", "numeric", hlo.add, lambda dt: 0),
-    ("reduce_window_prod", "numeric", hlo.multiply, lambda dt: 1),
-    ("reduce_window_max", "real_or_bool", hlo.maximum, _lowest),
-    ("reduce_window_min", "real_or_bool", hlo.minimum, _highest),
-]
-IDENTITIES = {name: identity for name, _, _, identity in WINDOW_TABLE}
 
 
 def _dilated(size: int, dilation: int) -> int:
@@ -104,27 +104,7 @@ def _window_lower(combine, identity):
     return rule
 
 
-def _make(name, kind, combine, identity) -> Primitive:
-    prim = Primitive(name)
-    prim.abstract_eval = _window_abstract_eval(name, kind)
-    prim.lower = _window_lower(combine, identity)
-    return prim
-
-
-window_primitives = {name: _make(name, kind, combine, identity)
-                     for name, kind, combine, identity in WINDOW_TABLE}
-reduce_window_sum_p = window_primitives["reduce_window_sum"]
-reduce_window_prod_p = window_primitives["reduce_window_prod"]
-reduce_window_max_p = window_primitives["reduce_window_max"]
-reduce_window_min_p = window_primitives["reduce_window_min"]
-
-
 # --- differentiation and batching rules -----------------------------------------------------------
-from yax.core.avals import aval_of_value  # noqa: E402
-from yax.primitives._ad_rules import defjvp, linear_jvp  # noqa: E402
-from yax.primitives._lax import lax  # noqa: E402
-from yax.primitives.reductions import _reduce_prod_tangent  # noqa: E402
-
 
 def _shape(x) -> tuple:
     return tuple(aval_of_value(x).shape)
@@ -230,13 +210,34 @@ def _window_batch(prim):
                         base_dilation=insert(base_dilation, 1),
                         window_dilation=insert(window_dilation, 1))
         return [out], [bdim]
-    prim.batch = batch
+    prim.define(batch=batch)
 
 
-linear_jvp(reduce_window_sum_p)
-reduce_window_sum_p.transpose = _sum_transpose
-defjvp(reduce_window_prod_p, _prod_tangent)
-defjvp(reduce_window_max_p, _chooser_tangent("reduce_window_max"))
-defjvp(reduce_window_min_p, _chooser_tangent("reduce_window_min"))
-for _prim in window_primitives.values():
-    _window_batch(_prim)
+# --- the family ---------------------------------------------------------------------------------
+
+WINDOW_TABLE = [
+    # name, dtype kind, combining op, identity, jvp (LINEAR: the primitive on the tangent)
+    ("reduce_window_sum", "numeric", hlo.add, lambda dt: 0, LINEAR),
+    ("reduce_window_prod", "numeric", hlo.multiply, lambda dt: 1, _prod_tangent),
+    ("reduce_window_max", "real_or_bool", hlo.maximum, _lowest,
+     _chooser_tangent("reduce_window_max")),
+    ("reduce_window_min", "real_or_bool", hlo.minimum, _highest,
+     _chooser_tangent("reduce_window_min")),
+]
+IDENTITIES = {name: identity for name, _, _, identity, _ in WINDOW_TABLE}
+
+
+def _make(name, kind, combine, identity, jvp) -> Primitive:
+    prim = Primitive(name, abstract_eval=_window_abstract_eval(name, kind),
+                     lower=_window_lower(combine, identity))
+    table_jvp(prim, jvp)
+    _window_batch(prim)
+    return prim
+
+
+window_primitives = {row[0]: _make(*row) for row in WINDOW_TABLE}
+reduce_window_sum_p = window_primitives["reduce_window_sum"]
+reduce_window_prod_p = window_primitives["reduce_window_prod"]
+reduce_window_max_p = window_primitives["reduce_window_max"]
+reduce_window_min_p = window_primitives["reduce_window_min"]
+reduce_window_sum_p.define(transpose=_sum_transpose)

@@ -143,4 +143,4 @@ def batch_leading(prim):
         out = prim.bind(move_batch_axis(x, d, 0, x.shape[d]), **params)
         outs = list(out) if prim.multiple_results else [out]
         return outs, [0] * len(outs)
-    prim.batch = batch
+    prim.define(batch=batch)

@@ -76,8 +76,6 @@ def _eigh_jvp(primals, tangents, *, lower):
     return [v, w], [dv, dw]
 
 
-eigh_p = Primitive("eigh", multiple_results=True)
-eigh_p.abstract_eval = _eigh_abstract_eval
-eigh_p.lower = _eigh_lower
-eigh_p.jvp = _eigh_jvp
+eigh_p = Primitive("eigh", multiple_results=True, abstract_eval=_eigh_abstract_eval,
+                   lower=_eigh_lower, jvp=_eigh_jvp)
 C.batch_leading(eigh_p)

@@ -193,8 +193,6 @@ def _pad_cols(x, cols):
     return lax.pad(x, 0, cfg)
 
 
-lu_p = Primitive("lu", multiple_results=True)
-lu_p.abstract_eval = _lu_abstract_eval
-lu_p.lower = _lu_lower
-lu_p.jvp = _lu_jvp
+lu_p = Primitive("lu", multiple_results=True, abstract_eval=_lu_abstract_eval, lower=_lu_lower,
+                 jvp=_lu_jvp)
 C.batch_leading(lu_p)

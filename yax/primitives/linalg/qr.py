@@ -85,8 +85,6 @@ def _qr_jvp(primals, tangents, *, full_matrices):
     return [q, r], [dq, dr]
 
 
-qr_p = Primitive("qr", multiple_results=True)
-qr_p.abstract_eval = _qr_abstract_eval
-qr_p.lower = _qr_lower
-qr_p.jvp = _qr_jvp
+qr_p = Primitive("qr", multiple_results=True, abstract_eval=_qr_abstract_eval, lower=_qr_lower,
+                 jvp=_qr_jvp)
 C.batch_leading(qr_p)

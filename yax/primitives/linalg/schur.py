@@ -49,10 +49,8 @@ def _schur_lower(ctx, a):
     return [cc.nan_where_failed(t, aval, info, batch), cc.nan_where_failed(z, aval, info, batch)]
 
 
-schur_p = Primitive("schur", multiple_results=True)
-schur_p.abstract_eval = _schur_abstract_eval
-schur_p.lower = _schur_lower
-schur_p.jvp = _no_derivative("schur")
+schur_p = Primitive("schur", multiple_results=True, abstract_eval=_schur_abstract_eval,
+                    lower=_schur_lower, jvp=_no_derivative("schur"))
 C.batch_leading(schur_p)
 
 
@@ -78,8 +76,7 @@ def _hessenberg_lower(ctx, a):
     return [cc.nan_where_failed(packed, aval, info, batch), taus]
 
 
-hessenberg_p = Primitive("hessenberg", multiple_results=True)
-hessenberg_p.abstract_eval = _hessenberg_abstract_eval
-hessenberg_p.lower = _hessenberg_lower
-hessenberg_p.jvp = _no_derivative("hessenberg")
+hessenberg_p = Primitive("hessenberg", multiple_results=True,
+                         abstract_eval=_hessenberg_abstract_eval, lower=_hessenberg_lower,
+                         jvp=_no_derivative("hessenberg"))
 C.batch_leading(hessenberg_p)

@@ -121,8 +121,6 @@ def _safe_inverse(s):
     return lax.select(zero, lax.sub(ones, ones), lax.div(ones, lax.select(zero, ones, s)))
 
 
-svd_p = Primitive("svd", multiple_results=True)
-svd_p.abstract_eval = _svd_abstract_eval
-svd_p.lower = _svd_lower
-svd_p.jvp = _svd_jvp
+svd_p = Primitive("svd", multiple_results=True, abstract_eval=_svd_abstract_eval, lower=_svd_lower,
+                  jvp=_svd_jvp)
 C.batch_leading(svd_p)

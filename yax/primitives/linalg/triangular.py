@@ -67,10 +67,8 @@ def _cholesky_jvp(primals, tangents):
     return [l], [C.matmul(l, phi)]
 
 
-cholesky_p = Primitive("cholesky")
-cholesky_p.abstract_eval = _cholesky_abstract_eval
-cholesky_p.lower = _cholesky_lower
-cholesky_p.jvp = _cholesky_jvp
+cholesky_p = Primitive("cholesky", abstract_eval=_cholesky_abstract_eval, lower=_cholesky_lower,
+                       jvp=_cholesky_jvp)
 C.batch_leading(cholesky_p)
 
 
@@ -174,9 +172,7 @@ def _triangular_solve_batch(args, dims, **params):
     return [triangular_solve_p.bind(a, b, **params)], [0]
 
 
-triangular_solve_p = Primitive("triangular_solve")
-triangular_solve_p.abstract_eval = _triangular_solve_abstract_eval
-triangular_solve_p.lower = _triangular_solve_lower
-triangular_solve_p.jvp = _triangular_solve_jvp
-triangular_solve_p.transpose = _triangular_solve_transpose
-triangular_solve_p.batch = _triangular_solve_batch
+triangular_solve_p = Primitive("triangular_solve", abstract_eval=_triangular_solve_abstract_eval,
+                               lower=_triangular_solve_lower, jvp=_triangular_solve_jvp,
+                               transpose=_triangular_solve_transpose,
+                               batch=_triangular_solve_batch)

@@ -1,0 +1,121 @@
+"""Transcendental elementwise primitives, declared as table rows: exponentials and logarithms,
+roots, trigonometric and hyperbolic functions and their inverses, logistic, erf and friends,
+lgamma, digamma; and the binary atan2 and nextafter.
+
+Each row carries its JVP, written with `lax` (the lazy yax.lax proxy) so that derivatives of any
+order work; the conventions at singular points follow JAX (docs/derivative_conventions.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax.interpreters import mlir
+from yax.interpreters.mlir import chlo, hlo
+from yax.primitives._elementwise_family import (
+    binary_family,
+    const,
+    op_lower,
+    unary_family,
+)
+from yax.primitives._lax import lax
+
+
+def _exp2_lower(ctx, x):
+    log2 = mlir.full_like_aval(np.log(2.0), ctx.avals_in[0])
+    return [hlo.exponential(hlo.multiply(x, log2))]
+
+
+def _trigamma(x):
+    """psi'(x), the derivative of digamma, built from primitives (so it differentiates again).
+
+    Reflection psi'(x) = pi^2 / sin^2(pi x) - psi'(1 - x) for x < 1/2; otherwise the recurrence
+    psi'(z) = psi'(z + 1) + 1/z^2 lifts z by 6, where the asymptotic series is accurate to
+    ~1e-11 relative.
+    """
+    reflect = lax.lt(x, 0.5)
+    z = lax.select(reflect, lax.sub(1.0, x), x)
+    total = lax.integer_pow(z, -2)
+    for k in range(1, 6):
+        total = lax.add(total, lax.integer_pow(lax.add(z, float(k)), -2))
+    w = lax.add(z, 6.0)
+    series = lax.reciprocal(w)
+    for power, coef in ((2, 1 / 2), (3, 1 / 6), (5, -1 / 30), (7, 1 / 42), (9, -1 / 30),
+                        (11, 5 / 66)):
+        series = lax.add(series, lax.mul(lax.integer_pow(w, -power), coef))
+    direct = lax.add(total, series)
+    # the reflected branch is evaluated at a harmless point where unused, so that its (discarded)
+    # derivative cannot turn a zero cotangent into 0 * inf = nan
+    xr = lax.select(reflect, x, const(x, 0.25))
+    pi_sin = lax.sin(lax.mul(xr, float(np.pi)))
+    reflected = lax.sub(lax.div(float(np.pi) ** 2, lax.integer_pow(pi_sin, 2)), direct)
+    return lax.select(reflect, reflected, direct)
+
+
+_TWO_OVER_SQRT_PI = float(2 / np.sqrt(np.pi))
+
+UNARY_TABLE = [
+    # name, dtype kind, lowering, output dtype function, jvp rule(t, out, x)
+    ("exp", "inexact", op_lower(hlo.exponential), None, lambda t, out, x: lax.mul(t, out)),
+    ("exp2", "inexact", _exp2_lower, None,
+     lambda t, out, x: lax.mul(t, lax.mul(out, float(np.log(2.0))))),
+    ("log", "inexact", op_lower(hlo.log), None, lambda t, out, x: lax.div(t, x)),
+    ("log1p", "inexact", op_lower(hlo.log_plus_one), None,
+     lambda t, out, x: lax.div(t, lax.add(x, 1.0))),
+    ("expm1", "inexact", op_lower(hlo.exponential_minus_one), None,
+     lambda t, out, x: lax.mul(t, lax.add(out, 1.0))),
+    # 1 / (2 sqrt(x)): inf at x = 0 (as JAX)
+    ("sqrt", "inexact", op_lower(hlo.sqrt), None, lambda t, out, x: lax.div(t, lax.mul(out, 2.0))),
+    ("rsqrt", "inexact", op_lower(hlo.rsqrt), None,
+     lambda t, out, x: lax.mul(t, lax.mul(lax.div(out, x), -0.5))),
+    ("cbrt", "float", op_lower(hlo.cbrt), None,
+     lambda t, out, x: lax.mul(t, lax.div(lax.integer_pow(out, -2), 3.0))),
+    ("sin", "inexact", op_lower(hlo.sine), None, lambda t, out, x: lax.mul(t, lax.cos(x))),
+    ("cos", "inexact", op_lower(hlo.cosine), None,
+     lambda t, out, x: lax.mul(t, lax.neg(lax.sin(x)))),
+    ("tan", "inexact", op_lower(hlo.tan), None,
+     lambda t, out, x: lax.mul(t, lax.add(lax.square(out), 1.0))),
+    ("asin", "inexact", op_lower(chlo.asin), None,
+     lambda t, out, x: lax.mul(t, lax.rsqrt(lax.sub(1.0, lax.square(x))))),
+    ("acos", "inexact", op_lower(chlo.acos), None,
+     lambda t, out, x: lax.mul(t, lax.neg(lax.rsqrt(lax.sub(1.0, lax.square(x)))))),
+    ("atan", "inexact", op_lower(chlo.atan), None,
+     lambda t, out, x: lax.div(t, lax.add(lax.square(x), 1.0))),
+    ("sinh", "inexact", op_lower(chlo.sinh), None, lambda t, out, x: lax.mul(t, lax.cosh(x))),
+    ("cosh", "inexact", op_lower(chlo.cosh), None, lambda t, out, x: lax.mul(t, lax.sinh(x))),
+    ("tanh", "inexact", op_lower(hlo.tanh), None,
+     lambda t, out, x: lax.mul(t, lax.sub(1.0, lax.square(out)))),
+    ("asinh", "inexact", op_lower(chlo.asinh), None,
+     lambda t, out, x: lax.mul(t, lax.rsqrt(lax.add(lax.square(x), 1.0)))),
+    ("acosh", "inexact", op_lower(chlo.acosh), None,
+     lambda t, out, x: lax.mul(t, lax.rsqrt(lax.mul(lax.sub(x, 1.0), lax.add(x, 1.0))))),
+    ("atanh", "inexact", op_lower(chlo.atanh), None,
+     lambda t, out, x: lax.div(t, lax.mul(lax.sub(1.0, x), lax.add(x, 1.0)))),
+    ("logistic", "inexact", op_lower(hlo.logistic), None,
+     lambda t, out, x: lax.mul(t, lax.mul(out, lax.sub(1.0, out)))),
+    ("erf", "float", op_lower(chlo.erf), None,
+     lambda t, out, x: lax.mul(t, lax.mul(lax.exp(lax.neg(lax.square(x))), _TWO_OVER_SQRT_PI))),
+    ("erfc", "float", op_lower(chlo.erfc), None,
+     lambda t, out, x: lax.mul(t, lax.mul(lax.exp(lax.neg(lax.square(x))), -_TWO_OVER_SQRT_PI))),
+    ("erf_inv", "float", op_lower(chlo.erf_inv), None,
+     lambda t, out, x: lax.mul(t, lax.div(lax.exp(lax.square(out)), _TWO_OVER_SQRT_PI))),
+    ("lgamma", "float", op_lower(chlo.lgamma), None, lambda t, out, x: lax.mul(t, lax.digamma(x))),
+    ("digamma", "float", op_lower(chlo.digamma), None, lambda t, out, x: lax.mul(t, _trigamma(x))),
+]
+unary_primitives = unary_family(UNARY_TABLE)
+
+
+def _atan2_denominator(x, y):
+    return lax.add(lax.square(x), lax.square(y))
+
+
+BINARY_TABLE = [
+    # name, dtype kind, lowering, (jvp_x, jvp_y)
+    ("atan2", "float", op_lower(hlo.atan2),
+     (lambda t, out, x, y: lax.mul(t, lax.div(y, _atan2_denominator(x, y))),
+      lambda t, out, x, y: lax.mul(t, lax.neg(lax.div(x, _atan2_denominator(x, y)))))),
+    # a step to the adjacent float: piecewise constant on the float grid, zero derivative
+    # (JAX defines none)
+    ("nextafter", "float", op_lower(chlo.next_after), (None, None)),
+]
+binary_primitives = binary_family(BINARY_TABLE)

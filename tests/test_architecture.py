@@ -3,6 +3,7 @@ against the floors of docs/design.md.
 
 - no import cycle among module-level imports;
 - no module imports a module of a higher floor (at the top or inside a function);
+- modules stay under 600 lines and functions under 60;
 - an import inside a function is the exception, each with a comment on its line (or the line
   above) saying why it cannot be at the top, and few of them in all;
 - `jax` itself is imported only in `yax/runtime/`.
@@ -258,3 +259,25 @@ def test_the_floor_map_orders_the_known_layers():
         "yax.interpreters.eager") < floor_of("yax.primitives.elementwise") < floor_of(
         "yax.lax.cond") < floor_of("yax.transforms.jit") < floor_of("yax.numpy.ufuncs") < floor_of(
         "yax.scipy.special")
+
+
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 59
+
+
+def test_modules_are_small():
+    big = {str(p.relative_to(ROOT.parent)): n for p in MODULES.values()
+           if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert not big, f"modules over {MAX_MODULE_LINES} lines (split them by topic): {big}"
+
+
+def test_functions_are_short():
+    long = []
+    for path in MODULES.values():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} {node.name} "
+                                f"({length} lines)")
+    assert not long, "functions of 60 lines or more:\n" + "\n".join(long)

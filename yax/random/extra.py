@@ -14,8 +14,8 @@ from yax import errors, lax
 from yax import numpy as jnp
 from yax.core import dtypes
 from yax.random import _checks, threefry
-from yax.random._opaque import opaque
 from yax.random._kernel import Kernel
+from yax.random._opaque import opaque
 from yax.random.continuous import _exponential, _normal, _uniform
 from yax.random.gamma import _gamma
 

@@ -21,8 +21,8 @@ import numpy as np
 from yax import errors, lax
 from yax import numpy as jnp
 from yax.random import _checks, threefry
-from yax.random._opaque import opaque
 from yax.random._kernel import Kernel
+from yax.random._opaque import opaque
 from yax.random.continuous import _const, _exponential, _normal, _uniform
 from yax.random.gamma_grad import reparameterized
 from yax.transforms.vmap import vmap

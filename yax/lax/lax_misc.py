@@ -25,6 +25,7 @@ from yax.lax.top_k import top_k
 from yax.primitives import collectives as coll
 from yax.primitives.barriers import optimization_barrier_p, reduce_precision_p
 from yax.primitives.bits import clz_p
+from yax.runtime import backend
 
 __all__ = ["reduce", "cumlogsumexp", "split", "stack", "unstack", "full", "full_like",
            "complex", "tile", "collapse", "batch_matmul", "broadcast_shapes", "broadcast_like",
@@ -356,22 +357,35 @@ def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: 
 def index_take(src, idxs, axes):
     """src indexed by the columns of idxs (N, len(axes)) along `axes` (NumPy advanced
     indexing: the N results come first when the axes are not adjacent)."""
-    import yax.numpy as jnp
-    src, idxs = jnp.asarray(src), jnp.asarray(idxs)
-    index = [slice(None)] * src.ndim
-    for i, axis in enumerate(axes):
-        index[axis] = idxs[:, i]
-    return src[tuple(index)]
+    src, idxs = as_operand(src), as_operand(idxs)
+    src_shape, (n, k) = aval_of(src).shape, aval_of(idxs).shape
+    axes = tuple(operator.index(a) % len(src_shape) for a in axes)
+    dt = aval_of(idxs).dtype
+    # negative indices count from the end, as in NumPy indexing (larger ones are clamped)
+    bounds = shape.broadcast_in_dim(as_operand(np.array([src_shape[a] for a in axes], dt)),
+                                    (n, k), (1,))
+    zeros = shape.broadcast_in_dim(as_operand(np.zeros((), dt)), (n, k), ())
+    idxs = ew.select(ew.lt(idxs, zeros), ew.add(idxs, bounds), idxs)
+    kept = len(src_shape) - k
+    dnums = slicing.GatherDimensionNumbers(offset_dims=tuple(range(1, kept + 1)),
+                                           collapsed_slice_dims=tuple(sorted(axes)),
+                                           start_index_map=axes)
+    out = slicing.gather(src, idxs, dnums,
+                         tuple(1 if d in axes else size for d, size in enumerate(src_shape)))
+    first = min(axes)
+    if sorted(axes) != list(range(first, first + k)) or first == 0:
+        return out
+    # adjacent axes: NumPy puts the N results where the axes were
+    return shape.transpose(out, (*range(1, first + 1), 0, *range(first + 1, kept + 1)))
 
 
 def platform_dependent(*args, default=None, **per_platform):
     """Call the function for the platform yax runs on (per_platform["cpu"], ...) or `default`.
     Differs from JAX: chosen at trace time from the default backend, not by the compiler."""
-    from yax.transforms.api import default_backend
-    fun = per_platform.get(default_backend(), default)
+    fun = per_platform.get(backend.platform(), default)
     if fun is None:
         raise errors.InvalidArgumentError(
-            f"platform_dependent: no function for platform {default_backend()!r} and no default")
+            f"platform_dependent: no function for platform {backend.platform()!r} and no default")
     return fun(*args)
 
 

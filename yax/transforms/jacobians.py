@@ -7,8 +7,11 @@ import functools
 import numpy as np
 
 from yax import errors, tree_util
-from yax.core.avals import aval_of_value
+from yax.core import dtypes
+from yax.core.avals import TypedScalar, aval_of_value
+from yax.core.trace import Tracer
 from yax.interpreters import eager
+from yax.lax import shape as lax_shape
 from yax.transforms._args import canonical_leaf, normalize_argnums
 from yax.transforms.ad import _check_grad_inputs, check_output_dtype, jvp, vjp
 from yax.transforms.vmap import vmap
@@ -31,11 +34,11 @@ def _partial(fun, args, nums):
 
 def _reshape_jac(flat_jac, out_shape, in_shape, *, out_first: bool):
     """(n_in, *out) or (n_out, *in) stacks to (*out, *in)."""
-    from yax import numpy as jnp
     if out_first:  # rows are outputs: (n_out, *in) -> (*out, *in)
-        return jnp.reshape(flat_jac, tuple(out_shape) + tuple(in_shape))
-    moved = jnp.moveaxis(flat_jac, 0, -1)  # (*out, n_in)
-    return jnp.reshape(moved, tuple(out_shape) + tuple(in_shape))
+        return lax_shape.reshape(flat_jac, tuple(out_shape) + tuple(in_shape))
+    rank = len(aval_of_value(flat_jac).shape)
+    moved = lax_shape.transpose(flat_jac, (*range(1, rank), 0))  # (*out, n_in)
+    return lax_shape.reshape(moved, tuple(out_shape) + tuple(in_shape))
 
 
 def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
@@ -124,8 +127,13 @@ def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
 
 
 def _zeros(x):
-    from yax import numpy as jnp
-    return jnp.zeros_like(x)
+    """Zeros shaped and typed like `x` (weak type kept), as jnp.zeros_like."""
+    dt, weak = dtypes.scalar_type_of(x)
+    dt = dtypes.canonicalize(dt)
+    shape = tuple(x.aval.shape) if hasattr(x, "aval") else np.shape(x)
+    if isinstance(x, Tracer) and shape != ():  # built in the program, not captured
+        return lax_shape.broadcast_in_dim(TypedScalar(0, dt, weak), shape, ())
+    return eager.array_from_numpy(np.zeros(shape, dt), weak_type=weak)
 
 
 def _assemble(per_input, in_tree, out_tree, single: bool):

@@ -14,6 +14,7 @@ from yax.core import dtypes
 from yax.core.trace import bind
 from yax.numpy import _promote
 from yax.numpy._promote import broadcast_shapes, check_arraylike, promote_shapes, shape_of
+from yax.numpy.creation import asarray, full_like, zeros_like
 from yax.transforms.custom_derivatives import custom_jvp
 
 __all__ = [
@@ -342,7 +343,6 @@ def _round_family(name, lax_fn, doc):
 
 
 def _as_array(x):
-    from yax.numpy.creation import asarray
     return asarray(x)
 
 
@@ -472,7 +472,6 @@ def isfinite(x, /):
 
 
 def _const_bool_like(x, value: bool):
-    from yax.numpy.creation import full_like
     return full_like(x, value, dtype=dtypes.bool_)
 
 
@@ -623,7 +622,6 @@ def imag(x, /):
     (x,) = promote_args("imag", x)
     if dtypes.is_complex(_dtype(x)):
         return lax.imag(x)
-    from yax.numpy.creation import zeros_like
     return zeros_like(x)
 
 
@@ -653,7 +651,6 @@ def sinc(x, /):
 
 def _sinc_at_zero_value(k: int, x):
     """The k-th derivative of sinc at 0: (-1)^(k/2) pi^k / (k + 1) for even k, 0 for odd k."""
-    from yax.numpy.creation import full_like
     return full_like(x, 0.0 if k % 2 else (-1.0) ** (k // 2) * np.pi ** k / (k + 1))
 
 

@@ -17,7 +17,13 @@ from yax.numpy.searching import *  # noqa: F401,F403
 from yax.numpy.setops import *  # noqa: F401,F403
 from yax.numpy.statistics import *  # noqa: F401,F403
 from yax.numpy.padding import *  # noqa: F401,F403
-from yax.numpy.mathx import *  # noqa: F401,F403
+from yax.numpy.calculus import *  # noqa: F401,F403
+from yax.numpy.float_bits import *  # noqa: F401,F403
+from yax.numpy.integer_math import *  # noqa: F401,F403
+from yax.numpy.scalar_functions import *  # noqa: F401,F403
+from yax.numpy.predicates import *  # noqa: F401,F403
+from yax.numpy.windows import *  # noqa: F401,F403
+from yax.numpy.products import *  # noqa: F401,F403
 from yax.numpy.polynomial import *  # noqa: F401,F403
 from yax.numpy.functional import *  # noqa: F401,F403
 from yax.numpy.host_io import *  # noqa: F401,F403

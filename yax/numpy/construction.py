@@ -14,7 +14,7 @@ from yax import errors, lax
 from yax.core import dtypes
 from yax.core.trace import Tracer
 from yax.numpy import creation, manipulation, reductions, ufuncs
-from yax.numpy._breadth_util import arr, canon_axis, index_dtype, is_traced
+from yax.numpy._arguments import arr, canon_axis, index_dtype, is_traced
 from yax.numpy._promote import dtype_and_weak
 from yax.numpy.rearrange import resize
 from yax.numpy.setops import nonzero

@@ -14,7 +14,7 @@ import numpy as np
 from yax import errors
 from yax.core import dtypes
 from yax.numpy import creation, manipulation
-from yax.numpy._breadth_util import arr, canon_axis
+from yax.numpy._arguments import arr, canon_axis
 from yax.numpy._promote import promote_dtypes
 from yax.numpy.construction import indices, linspace, meshgrid
 from yax.transforms.vmap import vmap

@@ -12,7 +12,7 @@ import numpy as np
 
 from yax import errors, lax
 from yax.numpy import creation, manipulation, reductions, ufuncs
-from yax.numpy._breadth_util import arr, concrete
+from yax.numpy._arguments import arr, concrete
 from yax.numpy._promote import promote_dtypes, promote_dtypes_inexact
 from yax.numpy.construction import vander
 from yax.numpy.dtypes_api import result_type

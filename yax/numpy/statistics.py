@@ -16,7 +16,7 @@ import numpy as np
 from yax import errors
 from yax.core import dtypes
 from yax.numpy import creation, indexing, manipulation, reductions, sorting, ufuncs
-from yax.numpy._breadth_util import arr, index_dtype
+from yax.numpy._arguments import arr, index_dtype
 from yax.numpy._promote import promote_dtypes_inexact
 from yax.numpy.construction import linspace
 from yax.numpy.contractions import matmul

@@ -5,7 +5,15 @@ matrix_transpose, diagonal, trace, tensordot and matmul (thin forms of the yax.n
 from __future__ import annotations
 
 from yax import errors
-from yax.numpy import construction, contractions, creation, manipulation, mathx, reductions, ufuncs
+from yax.numpy import (
+    construction,
+    contractions,
+    creation,
+    manipulation,
+    products,
+    reductions,
+    ufuncs,
+)
 
 __all__ = ["cross", "outer", "vecdot", "matrix_transpose", "diagonal", "trace", "tensordot",
            "matmul"]
@@ -17,7 +25,7 @@ def cross(x1, x2, /, *, axis=-1):
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
         raise errors.ShapeError(f"linalg.cross needs vectors of size 3 along axis {axis}, got "
                                 f"shapes {x1.shape} and {x2.shape}")
-    return mathx.cross(x1, x2, axis=axis)
+    return products.cross(x1, x2, axis=axis)
 
 
 def outer(x1, x2, /):

@@ -28,7 +28,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "yax"
 FLOORS: tuple[tuple[str, ...], ...] = (
     # 0 base: the IR, errors, config, pytrees
     ("yax.core", "yax.errors", "yax.config", "yax._version", "yax.tree_util", "yax.tree",
-     "yax._resource_errors", "yax.checkpoint_policies", "yax._missing"),
+     "yax._pytree", "yax._resource_errors", "yax.checkpoint_policies", "yax._missing"),
     # 1 the XLA runtime: backend, buffers, devices and the shardings that describe placement
     ("yax.runtime",),
     # 2 turning jaxprs into executables, and the interpreters

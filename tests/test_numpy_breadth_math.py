@@ -1,5 +1,6 @@
-"""jnp math breadth (mathx.py, polynomial.py), array methods and finfo/iinfo against jax.numpy:
-values and dtypes eagerly and under jit, derivatives in float64, vmap against a loop."""
+"""jnp math breadth (calculus.py, float_bits.py, products.py..., polynomial.py), array methods
+and finfo/iinfo against jax.numpy: values and dtypes eagerly and under jit, derivatives in
+float64, vmap against a loop."""
 
 from __future__ import annotations
 

@@ -37,8 +37,8 @@ from yax import dtypes, image  # noqa: E402,F401
 from yax import debug, experimental  # noqa: E402,F401
 from yax.experimental.callbacks import effects_barrier, pure_callback  # noqa: E402,F401
 from yax.primitives.callbacks import ShapeDtypeStruct  # noqa: E402,F401
-from yax.transforms.extras import (  # noqa: E402,F401
-    closure_convert, custom_gradient, ensure_compile_time_eval, named_scope, typeof)
+from yax.transforms.custom_gradient import closure_convert, custom_gradient  # noqa: E402,F401
+from yax.transforms.tracing import ensure_compile_time_eval, named_scope, typeof  # noqa: E402,F401
 from yax import distributed, sharding  # noqa: E402,F401
 from yax.sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: E402,F401
 from yax.runtime.array import Shard  # noqa: E402,F401

@@ -6,7 +6,7 @@ meet), then bind primitives. Unlike yax.numpy they do not promote dtypes or broa
 
 from yax.lax.elementwise import (  # noqa: F401
     RoundingMethod, abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitcast_convert_type,
-    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, conj,
+    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, clz, conj,
     convert_element_type,
     cos, cosh, digamma, div, eq, erf, erf_inv, erfc, exp, exp2, expm1, floor, ge, gt, imag,
     integer_pow, is_finite, le, lgamma, log, log1p, logistic, lt, max, min, mul, ne, neg, nextafter,
@@ -54,7 +54,14 @@ __getattr__ = _module_getattr("yax.lax", "jax.lax")  # JAX names yax lacks
 from yax.lax.fft import *  # noqa: F401,F403,E402
 from yax.lax.associative_scan import *  # noqa: F401,F403,E402
 from yax.lax.custom_root import *  # noqa: F401,F403,E402
-from yax.lax.lax_misc import *  # noqa: F401,F403,E402
+from yax.lax.custom_reductions import *  # noqa: F401,F403,E402
+from yax.lax.construction import *  # noqa: F401,F403,E402
+from yax.lax.reshaping import *  # noqa: F401,F403,E402
+from yax.lax.barriers import *  # noqa: F401,F403,E402
+from yax.lax.gather_scatter import *  # noqa: F401,F403,E402
+from yax.lax.approx_top_k import *  # noqa: F401,F403,E402
+from yax.lax.function_wrappers import *  # noqa: F401,F403,E402
+from yax.lax.type_names import *  # noqa: F401,F403,E402
 from yax.lax.conv_transpose import *  # noqa: F401,F403,E402
 from yax.lax.special import *  # noqa: F401,F403,E402  (igamma, betainc, zeta, bessel_i0e, ...)
 from yax.primitives.sharding_constraint import with_sharding_constraint  # noqa: F401,E402

@@ -15,7 +15,7 @@ from yax.lax._util import as_operand
 from yax.primitives import collectives as coll
 from yax.primitives import collectives_exchange as exch
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute",
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute",
            "pshuffle", "psum_scatter", "all_to_all"]
 
 
@@ -166,3 +166,10 @@ def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_gr
         rank = v.aval.ndim
         return exch.all_to_all_bind(v, name, split_axis % rank, concat_axis % rank, bool(tiled))
     return tree_util.tree_map(leaf, x)
+
+
+def axis_size(axis_name):
+    """The size of the named mapped axis (bound by vmap(..., axis_name=...)); for a tuple of
+    names, the product of their sizes."""
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    return math.prod(coll.axis_size(n) for n in names)

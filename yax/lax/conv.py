@@ -15,7 +15,7 @@ from yax.lax.dot import _preferred, canonicalize_precision
 from yax.primitives.conv import ConvDimensionNumbers, conv_general_dilated_p
 
 __all__ = ["ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
-           "conv_with_general_padding", "padtype_to_pads"]
+           "conv_general_permutations", "conv_with_general_padding", "padtype_to_pads"]
 
 
 def _spec_from_string(spec: str, pair: str, order: str) -> tuple:
@@ -141,3 +141,10 @@ def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_ty
     """Convolution with NC... input, OI... kernel and NC... output layouts, no dilation."""
     return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
                                 preferred_element_type=preferred_element_type)
+
+
+def conv_general_permutations(dimension_numbers):
+    """(lhs_perm, rhs_perm, out_perm) of layout strings, e.g. ('NHWC', 'HWIO', 'NHWC')."""
+    lhs, rhs, _ = dimension_numbers
+    dn = conv_dimension_numbers((1,) * len(lhs), (1,) * len(rhs), dimension_numbers)
+    return tuple(dn.lhs_spec), tuple(dn.rhs_spec), tuple(dn.out_spec)

@@ -15,11 +15,13 @@ import math
 import numpy as np
 
 from yax import errors
+from yax.core import dtypes
 from yax.core.avals import aval_of_value
 from yax.lax._util import as_operand
 from yax.lax.conv import conv_dimension_numbers, conv_general_dilated, padtype_to_pads
-from yax.lax.elementwise import convert_element_type
-from yax.lax.shape import rev
+from yax.lax.elementwise import _convert_keep_weak, convert_element_type, mul
+from yax.lax.reductions import reduce_sum
+from yax.lax.shape import broadcast_in_dim, rev, transpose
 from yax.primitives.conv import ConvDimensionNumbers
 
 __all__ = ["conv_transpose", "conv_general_dilated_patches", "conv_with_general_padding",
@@ -184,14 +186,31 @@ def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
       in the order of conv_general_dilated_patches.
     Returns: the output, laid out as the output spec says.
     """
-    import yax.numpy as jnp
     lhs, rhs = as_operand(lhs), as_operand(rhs)
     la, ra = aval_of_value(lhs), aval_of_value(rhs)
     dn = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
     patches = conv_general_dilated_patches(lhs, filter_shape, window_strides, padding,
                                            lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
                                            dimension_numbers=dn, precision=precision)
-    patches = jnp.transpose(patches, dn.out_spec)  # N, I, *spatial
-    kernel = jnp.transpose(rhs, dn.rhs_spec)  # O, I, *spatial
-    out = jnp.sum(patches[:, None] * kernel[None], axis=2)  # N, O, *spatial
-    return jnp.transpose(out, tuple(int(i) for i in np.argsort(dn.out_spec)))
+    patches = transpose(patches, dn.out_spec)  # N, I, *spatial
+    kernel = transpose(rhs, dn.rhs_spec)  # O, I, *spatial
+    dtype, weak = dtypes.result_type(dtypes.scalar_type_of(patches), dtypes.scalar_type_of(kernel))
+    n, i, *spatial = aval_of_value(patches).shape
+    o = aval_of_value(kernel).shape[0]
+    both = (n, o, i, *spatial)
+    rest = tuple(range(2, len(both)))
+    product = mul(broadcast_in_dim(_convert_keep_weak(patches, dtype, weak), both, (0, *rest)),
+                  broadcast_in_dim(_convert_keep_weak(kernel, dtype, weak), both, (1, *rest)))
+    out = reduce_sum(convert_element_type(product, _sum_dtype(dtype)), (2,))  # N, O, *spatial
+    return transpose(out, tuple(int(i) for i in np.argsort(dn.out_spec)))
+
+
+def _sum_dtype(dtype):
+    """The accumulation dtype of jnp.sum: small integers and bools widen to the default int."""
+    if dtypes.is_bool(dtype):
+        return dtypes.canonicalize(dtypes.default_int())
+    if dtypes.is_int(dtype):
+        wide = dtypes.canonicalize(dtypes.default_uint() if dtypes.is_unsigned_int(dtype)
+                                   else dtypes.default_int())
+        return wide if np.dtype(dtype).itemsize < wide.itemsize else np.dtype(dtype)
+    return np.dtype(dtype)

@@ -21,11 +21,21 @@ solvers). custom_root is custom_linear_solve on the Jacobian of f at the root, w
 
 from __future__ import annotations
 
+import numpy as np
+
 from yax import errors, tree_util
+from yax.core import dtypes
+from yax.core.trace import bind
+from yax.interpreters.ad_util import instantiate, tangent_aval
 from yax.interpreters.eval_jaxpr import eval_jaxpr
+from yax.interpreters.jvp import jvp_flat
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
+from yax.interpreters.transpose import UndefinedPrimal, backward_pass
 from yax.lax._util import as_operand, aval_of
 from yax.lax.ad_control import stop_gradient
+from yax.lax.elementwise import _convert_keep_weak, sub
+from yax.lax.shape import broadcast_in_dim
+from yax.primitives.custom_derivatives import VJPRule, custom_vjp_call_p
 
 __all__ = ["custom_linear_solve", "custom_root"]
 
@@ -60,9 +70,88 @@ def _frozen(fun, example):
     return lambda x: run(consts, x)
 
 
+def _sub_leaf(a, b):
+    """a - b with NumPy's promotion and broadcasting (as jnp.subtract), written with lax ops."""
+    a, b = as_operand(a), as_operand(b)
+    dtype, weak = dtypes.result_type(dtypes.scalar_type_of(a), dtypes.scalar_type_of(b))
+    shape = np.broadcast_shapes(aval_of(a).shape, aval_of(b).shape)
+    a, b = (_broadcast_to(_convert_keep_weak(x, dtype, weak), shape) for x in (a, b))
+    return sub(a, b)
+
+
+def _broadcast_to(x, shape):
+    old = aval_of(x).shape
+    if old == shape:
+        return x
+    dims = tuple(range(len(shape) - len(old), len(shape)))
+    return broadcast_in_dim(x, shape, dims)
+
+
 def _sub(a, b):
-    from yax.numpy.ufuncs import subtract
-    return tree_util.tree_map(subtract, a, b)
+    return tree_util.tree_map(_sub_leaf, a, b)
+
+
+def _flat(fun, in_tree, out_box):
+    """`fun` of one pytree as a function of its leaves, recording the output structure."""
+    def flat(*xs):
+        out_leaves, out_tree = tree_util.tree_flatten(fun(tree_util.tree_unflatten(in_tree, xs)))
+        out_box.append(out_tree)
+        return [as_operand(x) for x in out_leaves]
+    return flat
+
+
+def _jvp(fun, x, t):
+    """The tangent of `fun` at `x` along `t` (both pytrees of one structure)."""
+    leaves, tree = tree_util.tree_flatten(x)
+    out_box = []
+    _, t_out = jvp_flat(_flat(fun, tree, out_box), [as_operand(v) for v in leaves],
+                        [as_operand(v) for v in tree_util.tree_leaves(t)])
+    return tree_util.tree_unflatten(out_box[0], [instantiate(v) for v in t_out])
+
+
+def _linear_transpose(fun, example):
+    """The transpose of the linear function `fun`, for inputs shaped like `example`."""
+    leaves, tree = tree_util.tree_flatten(example)
+    in_avals = [tangent_aval(aval_of(as_operand(v))) for v in leaves]
+    closed = trace_to_jaxpr(_flat(fun, tree, []), in_avals, name="linear_transpose")
+
+    def transposed(ct):
+        cts = backward_pass(closed.jaxpr, closed.consts, [UndefinedPrimal(a) for a in in_avals],
+                            tree_util.tree_leaves(ct))
+        return tree_util.tree_unflatten(tree, [instantiate(c) for c in cts])
+    return transposed
+
+
+def _solve_with_transposed_vjp(run_solve, run_transpose, solve_consts, transpose_consts, r):
+    """run_solve(solve_consts, r) as a custom_vjp call whose backward pass is
+    run_transpose(transpose_consts, ct) (all consts explicit arguments, none closed over)."""
+    n_s, n_t = len(solve_consts), len(transpose_consts)
+    r_leaves, r_tree = tree_util.tree_flatten(r)
+    args = [as_operand(x) for x in [*solve_consts, *transpose_consts, *r_leaves]]
+    out_box = []
+
+    def apply(*xs):
+        out = run_solve(list(xs[:n_s]), tree_util.tree_unflatten(r_tree, xs[n_s + n_t:]))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_box.append(out_tree)
+        return [as_operand(o) for o in out_leaves]
+
+    def fwd(xs):
+        return apply(*xs), list(xs[n_s:n_s + n_t]), None
+
+    def bwd(res_tree, res, cts):
+        if run_transpose is None:
+            raise errors.YaxError(
+                "reverse-mode differentiation of custom_linear_solve needs transpose_solve "
+                "(or symmetric=True when the linear map is symmetric)")
+        ct_r = run_transpose(list(res), tree_util.tree_unflatten(out_box[0], cts))
+        return [None] * (n_s + n_t) + tree_util.tree_leaves(ct_r)
+
+    closed = trace_to_jaxpr(apply, [aval_of(a) for a in args], name="custom_linear_solve")
+    call_jaxpr, consts = closure_convert(closed)
+    outs = bind(custom_vjp_call_p, *consts, *args, call_jaxpr=call_jaxpr,
+                rule=VJPRule(fwd, bwd, "custom_linear_solve"), num_consts=len(consts))
+    return tree_util.tree_unflatten(out_box[0], outs)
 
 
 def _split_aux(result, has_aux: bool, who: str):
@@ -92,9 +181,6 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric: bool 
     Example: `custom_linear_solve(lambda x: a @ x, b, lambda mv, b: jnp.linalg.solve(a, b),
     symmetric=True)`.
     """
-    from yax.transforms.ad import linear_transpose
-    from yax.transforms.custom_derivatives import custom_vjp
-
     x0, aux = _split_aux(solve(matvec, b), has_aux, "custom_linear_solve: solve")
     x0, aux = stop_gradient(x0), (None if aux is None else stop_gradient(aux))
     frozen_matvec = _frozen(matvec, x0)
@@ -109,27 +195,15 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric: bool 
         lambda r: _split_aux(solve(frozen_matvec, r), has_aux, "solve")[0], b)
     run_transpose, transpose_consts = None, ()
     if transpose_solve is not None:
-        vecmat_transposed = linear_transpose(frozen_matvec, x0)
+        vecmat_transposed = _linear_transpose(frozen_matvec, x0)
 
-        def vecmat(y):
-            return vecmat_transposed(y)[0]
         run_transpose, transpose_consts = _traced(
-            lambda ct: _split_aux(transpose_solve(vecmat, ct), has_aux, "transpose_solve")[0],
-            x0)
+            lambda ct: _split_aux(transpose_solve(vecmat_transposed, ct), has_aux,
+                                  "transpose_solve")[0], x0)
 
-    def forward(s_consts, t_consts, r):
-        return run_solve(s_consts, r), t_consts
-
-    def backward(t_consts, ct):
-        if run_transpose is None:
-            raise errors.YaxError(
-                "reverse-mode differentiation of custom_linear_solve needs transpose_solve "
-                "(or symmetric=True when the linear map is symmetric)")
-        return None, None, run_transpose(t_consts, ct)
-
-    corrected = custom_vjp(lambda s_consts, t_consts, r: run_solve(s_consts, r))
-    corrected.defvjp(forward, backward)
-    x = _sub(x0, corrected(list(solve_consts), list(transpose_consts), _sub(matvec(x0), b)))
+    correction = _solve_with_transposed_vjp(run_solve, run_transpose, solve_consts,
+                                            transpose_consts, _sub(matvec(x0), b))
+    x = _sub(x0, correction)
     return (x, aux) if has_aux else x
 
 
@@ -147,15 +221,13 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux: bool = False):
     Returns:
       the root (and aux), with derivative dx = -J^-1 (df/dtheta) dtheta.
     """
-    from yax.transforms.ad import jvp
-
     root, aux = _split_aux(solve(f, initial_guess), has_aux, "custom_root: solve")
     root = stop_gradient(root)
     aux = None if aux is None else stop_gradient(aux)
     frozen_f = _frozen(f, root)
 
     def jacobian(t):
-        return jvp(frozen_f, (root,), (t,))[1]
+        return _jvp(frozen_f, root, t)
 
     step = custom_linear_solve(jacobian, f(root), solve=lambda g, y: tangent_solve(g, y),
                                transpose_solve=lambda g, y: tangent_solve(g, y))

@@ -8,10 +8,10 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.avals import aval_of_value
 from yax.core.trace import bind
-from yax.lax._util import as_operand
+from yax.lax._util import as_operand, aval_of
 from yax.primitives.dot import PRECISIONS, dot_general_p
 
-__all__ = ["dot", "dot_general", "Precision"]
+__all__ = ["batch_matmul", "dot", "dot_general", "Precision"]
 
 
 class Precision:
@@ -67,3 +67,15 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
                                 f"{ra.str_short()}; use dot_general for other ranks")
     return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision=precision,
                        preferred_element_type=preferred_element_type)
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """Matrix products of matching leading batch dims: [..., m, k] @ [..., k, n]."""
+    lhs, rhs = as_operand(lhs), as_operand(rhs)
+    la, ra = aval_of(lhs), aval_of(rhs)
+    if la.ndim < 2 or la.ndim != ra.ndim or la.shape[:-2] != ra.shape[:-2]:
+        raise errors.ShapeError(f"batch_matmul needs operands of rank >= 2 with equal batch "
+                                f"dims, got {la.str_short()} and {ra.str_short()}")
+    batch = tuple(range(la.ndim - 2))
+    return dot_general(lhs, rhs, (((la.ndim - 1,), (ra.ndim - 2,)), (batch, batch)),
+                       precision=precision)

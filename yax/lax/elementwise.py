@@ -9,6 +9,7 @@ from yax.core.avals import TypedScalar
 from yax.core.trace import bind
 from yax.lax._util import as_operand, scalars_to_arrays
 from yax.primitives import elementwise as ew
+from yax.primitives.bits import clz_p
 
 
 def _unary(prim):
@@ -152,3 +153,7 @@ def bitcast_convert_type(operand, new_dtype):
     return bind(ew.bitcast_convert_type_p, as_operand(operand),
                 new_dtype=dtypes.canonicalize(dtypes.dtype(new_dtype)))
 
+
+def clz(x):
+    """The number of leading zero bits of each element of an integer array."""
+    return bind(clz_p, as_operand(x))

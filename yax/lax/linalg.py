@@ -7,9 +7,13 @@ yax.scipy.linalg.
 
 from __future__ import annotations
 
+import numpy as np
+
 from yax import errors
 from yax.core.trace import bind
+from yax.lax import elementwise as ew
 from yax.lax._util import as_operand
+from yax.lax.shape import broadcast_in_dim
 from yax.primitives.linalg import _common as C
 from yax.primitives.linalg.eigh import eigh_p
 from yax.primitives.linalg.lu import lu_p
@@ -26,8 +30,7 @@ def symmetrize(x):
     """(x + x^H) / 2: the Hermitian part of each matrix."""
     x = as_operand(x)
     C.check_matrix("symmetrize", x.aval, square=True)
-    from yax import lax
-    return lax.mul(lax.add(x, C.H(x)), 0.5)
+    return ew.mul(ew.add(x, C.H(x)), 0.5)
 
 
 def cholesky(x, *, symmetrize_input: bool = True):
@@ -159,9 +162,6 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True):
 
 def broadcast_batch_dims(name: str, *xs):
     """Broadcast the leading (batch) dims of matrices NumPy-style; the last two stay."""
-    import numpy as np
-
-    from yax import errors, lax
     try:
         batch = np.broadcast_shapes(*(tuple(x.shape[:-2]) for x in xs))
     except ValueError:
@@ -173,6 +173,6 @@ def broadcast_batch_dims(name: str, *xs):
         shape = tuple(batch) + tuple(x.shape[-2:])
         if tuple(x.shape) != shape:
             off = len(shape) - x.ndim
-            x = lax.broadcast_in_dim(x, shape, tuple(range(off, len(shape))))
+            x = broadcast_in_dim(x, shape, tuple(range(off, len(shape))))
         out.append(x)
     return out

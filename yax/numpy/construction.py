@@ -1,6 +1,6 @@
 """yax.numpy array construction from structure: triangles and diagonals (tril, triu, diag,
 diagonal, trace, fill_diagonal), index grids (meshgrid, indices, ix_, tril_indices, ...),
-log-spaced ranges (logspace, geomspace) and `block`.
+evenly and log-spaced ranges (linspace, logspace, geomspace) and `block`.
 
 Everything here has static shapes: sizes, offsets and diagonals are Python values, so index
 arrays are computed with NumPy at trace time and applied with one gather, scatter or select.
@@ -12,8 +12,9 @@ import numpy as np
 
 from yax import errors, lax
 from yax.core import dtypes
+from yax.core.trace import Tracer
 from yax.numpy import creation, manipulation, reductions, ufuncs
-from yax.numpy._breadth_util import arr, canon_axis, index_dtype, is_traced
+from yax.numpy._arguments import arr, canon_axis, index_dtype, is_traced
 from yax.numpy._promote import dtype_and_weak
 from yax.numpy.rearrange import resize
 from yax.numpy.setops import nonzero
@@ -21,7 +22,7 @@ from yax.numpy.setops import nonzero
 __all__ = ["tril", "triu", "tril_indices", "triu_indices", "tril_indices_from",
            "triu_indices_from", "diag_indices", "diag_indices_from", "mask_indices", "meshgrid",
            "indices", "ix_", "diag", "diagflat", "diagonal", "trace", "fill_diagonal",
-           "logspace", "geomspace", "block", "vander"]
+           "linspace", "logspace", "geomspace", "block", "vander"]
 
 
 def _int_array(x):
@@ -213,10 +214,61 @@ def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
     return manipulation.reshape(flat, a.shape)
 
 
+def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype=None, axis: int = 0):
+    """`num` evenly spaced samples from `start` to `stop` (`num` static; bounds may be traced
+    or arrays, which add axes). Integer dtypes floor the samples, as NumPy does.
+
+    Example:
+      >>> jnp.linspace(0, 1, 5)
+      Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
+    """
+    num = int(creation._static_scalar(num, "linspace", "number of samples"))
+    if num < 0:
+        raise ValueError(f"linspace: number of samples must be non-negative, got {num}")
+    comp_dt = dtypes.result_type(creation._leaf_type(start), creation._leaf_type(stop))[0]
+    if not dtypes.is_inexact(comp_dt):
+        comp_dt = dtypes.canonicalize(dtypes.default_float())
+    out_dt = comp_dt if dtype is None else creation._canonical_dtype(dtype)
+    div = (num - 1) if endpoint else num
+    if isinstance(start, Tracer) or isinstance(stop, Tracer):
+        out, step = _linspace_traced(start, stop, num, endpoint, div, comp_dt, axis)
+    else:
+        host_dt = np.complex128 if dtypes.is_complex(comp_dt) else np.float64
+        lo = np.asarray(creation._to_host(start), host_dt)
+        hi = np.asarray(creation._to_host(stop), host_dt)
+        value, step = np.linspace(lo, hi, num, endpoint=endpoint, retstep=True, axis=axis)
+        if dtypes.is_int(out_dt):
+            value = np.floor(value)
+        out = creation._const(value.astype(out_dt), out_dt)
+        step = creation._const(np.asarray(step).astype(comp_dt), comp_dt)
+    if out.dtype != out_dt:
+        out = creation._astype(ufuncs.floor(out) if dtypes.is_int(out_dt) else out, out_dt)
+    return (out, step) if retstep else out
+
+
+def _linspace_traced(start, stop, num, endpoint, div, comp_dt, axis):
+    """start + i * step along a new leading axis (moved to `axis`), the last sample exactly
+    `stop` when `endpoint`."""
+    start, stop = creation.asarray(start, comp_dt), creation.asarray(stop, comp_dt)
+    start, stop = manipulation.broadcast_arrays(start, stop)
+    delta = ufuncs.subtract(stop, start)
+    step = ufuncs.divide(delta, div) if div > 0 else ufuncs.multiply(delta, np.nan)
+    ndim = start.ndim
+    idx = np.arange(num).reshape((num,) + (1,) * ndim)
+    ramp = creation._const(idx, comp_dt)
+    out = ufuncs.add(start, ufuncs.multiply(ramp, step)) if div > 0 else ufuncs.add(
+        start, ufuncs.multiply(ramp, 0.0))
+    if endpoint and num > 1:
+        last = creation._const(idx == num - 1, dtypes.bool_)
+        out = ufuncs.where(last, stop, out)
+    return manipulation.moveaxis(out, 0, axis), step
+
+
 def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
              axis: int = 0):
     """`base ** linspace(start, stop, num)`: numbers evenly spaced on a log scale."""
-    lin = creation.linspace(start, stop, num, endpoint=endpoint, axis=axis)
+    lin = linspace(start, stop, num, endpoint=endpoint, axis=axis)
     base = manipulation.astype(arr("logspace", base), lin.dtype) if is_traced(base) or \
         not isinstance(base, (int, float)) else base
     if not isinstance(base, (int, float)) and np.ndim(base):

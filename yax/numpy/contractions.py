@@ -25,7 +25,7 @@ from yax.numpy import _promote
 from yax.numpy.indexing import getitem
 from yax.runtime.values import to_array
 
-__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum"]
+__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "einsum_path"]
 
 
 # --- the planner -------------------------------------------------------------------------------
@@ -390,3 +390,10 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     a, b = _promoted("tensordot", a, b)
     ax_a, ax_b = _tensordot_axes(axes, len(_shape(a)), len(_shape(b)))
     return _product("tensordot", a, b, ax_a, ax_b, precision, preferred_element_type)
+
+
+def einsum_path(subscripts, *operands, optimize="greedy"):
+    """NumPy's contraction order for `einsum` (computed from the operands' shapes only):
+    returns (path, description) as np.einsum_path."""
+    dummies = [np.zeros(np.shape(x), dtype=np.float32) for x in operands]
+    return np.einsum_path(subscripts, *dummies, optimize=optimize)

@@ -16,14 +16,13 @@ from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer
 from yax.lax.elementwise import _convert_keep_weak, convert_element_type
-from yax.numpy import ufuncs
+from yax.lax.shape import concatenate, expand_dims, reshape
 from yax.numpy._promote import broadcast_to_shape, shape_of
-from yax.numpy.manipulation import reshape, stack
 from yax.runtime.array import Array
 from yax.runtime.values import array_from_numpy, to_array
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
-           "full_like", "empty_like", "arange", "linspace", "eye", "identity", "copy", "tri"]
+           "full_like", "empty_like", "arange", "eye", "identity", "copy", "tri"]
 
 _SCALARS = (bool, int, float, complex)
 
@@ -144,9 +143,18 @@ def _stack_nested(obj, dtype):
         if isinstance(o, (list, tuple)):
             if not o:
                 raise ValueError("array: empty lists cannot be mixed with traced values")
-            return stack([build(x) for x in o])
+            return _stack([build(x) for x in o])
         return _astype(o if isinstance(o, (Array, Tracer)) else array(o), dt)
     return build(obj)
+
+
+def _stack(arrays):
+    """Arrays of one shape and dtype joined along a new leading axis."""
+    shapes = {tuple(a.shape) for a in arrays}
+    if len(shapes) > 1:
+        raise errors.ShapeError(f"stack: all arrays need one shape, got "
+                                f"{' and '.join(str(a.shape) for a in arrays)}")
+    return concatenate([expand_dims(a, (0,)) for a in arrays], 0)
 
 
 def _astype(x, dt):
@@ -285,58 +293,6 @@ def arange(start, stop=None, step=None, dtype=None):
     else:
         value = np.arange(start, stop, step, dtype=dt)
     return _const(value, dt)
-
-
-def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
-             dtype=None, axis: int = 0):
-    """`num` evenly spaced samples from `start` to `stop` (`num` static; bounds may be traced
-    or arrays, which add axes). Integer dtypes floor the samples, as NumPy does.
-
-    Example:
-      >>> jnp.linspace(0, 1, 5)
-      Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
-    """
-    num = int(_static_scalar(num, "linspace", "number of samples"))
-    if num < 0:
-        raise ValueError(f"linspace: number of samples must be non-negative, got {num}")
-    comp_dt = dtypes.result_type(_leaf_type(start), _leaf_type(stop))[0]
-    if not dtypes.is_inexact(comp_dt):
-        comp_dt = dtypes.canonicalize(dtypes.default_float())
-    out_dt = comp_dt if dtype is None else _canonical_dtype(dtype)
-    div = (num - 1) if endpoint else num
-    if isinstance(start, Tracer) or isinstance(stop, Tracer):
-        out, step = _linspace_traced(start, stop, num, endpoint, div, comp_dt, axis)
-    else:
-        host_dt = np.complex128 if dtypes.is_complex(comp_dt) else np.float64
-        lo = np.asarray(_to_host(start), host_dt)
-        hi = np.asarray(_to_host(stop), host_dt)
-        value, step = np.linspace(lo, hi, num, endpoint=endpoint, retstep=True, axis=axis)
-        if dtypes.is_int(out_dt):
-            value = np.floor(value)
-        out = _const(value.astype(out_dt), out_dt)
-        step = _const(np.asarray(step).astype(comp_dt), comp_dt)
-    if out.dtype != out_dt:
-        out = _astype(ufuncs.floor(out) if dtypes.is_int(out_dt) else out, out_dt)
-    return (out, step) if retstep else out
-
-
-def _linspace_traced(start, stop, num, endpoint, div, comp_dt, axis):
-    """start + i * step along a new leading axis (moved to `axis`), the last sample exactly
-    `stop` when `endpoint`."""
-    from yax.numpy import manipulation, ufuncs
-    start, stop = asarray(start, comp_dt), asarray(stop, comp_dt)
-    start, stop = manipulation.broadcast_arrays(start, stop)
-    delta = ufuncs.subtract(stop, start)
-    step = ufuncs.divide(delta, div) if div > 0 else ufuncs.multiply(delta, np.nan)
-    ndim = start.ndim
-    idx = np.arange(num).reshape((num,) + (1,) * ndim)
-    ramp = _const(idx, comp_dt)
-    out = ufuncs.add(start, ufuncs.multiply(ramp, step)) if div > 0 else ufuncs.add(
-        start, ufuncs.multiply(ramp, 0.0))
-    if endpoint and num > 1:
-        last = _const(idx == num - 1, dtypes.bool_)
-        out = ufuncs.where(last, stop, out)
-    return manipulation.moveaxis(out, 0, axis), step
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None):

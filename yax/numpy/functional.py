@@ -14,9 +14,10 @@ import numpy as np
 from yax import errors
 from yax.core import dtypes
 from yax.numpy import creation, manipulation
-from yax.numpy._breadth_util import arr, canon_axis
+from yax.numpy._arguments import arr, canon_axis
 from yax.numpy._promote import promote_dtypes
-from yax.numpy.construction import indices, meshgrid
+from yax.numpy.construction import indices, linspace, meshgrid
+from yax.transforms.vmap import vmap
 
 __all__ = ["vectorize", "apply_along_axis", "apply_over_axes", "fromfunction", "mgrid",
            "ogrid", "r_", "c_", "s_", "index_exp"]
@@ -39,7 +40,6 @@ def _parse_signature(signature: str):
 
 
 def _vmap_n(fun, n: int):
-    from yax import vmap
     for _ in range(n):
         fun = vmap(fun)
     return fun
@@ -137,7 +137,7 @@ def _range_from_slice(s: slice):
     start = 0 if s.start is None else s.start
     step = 1 if s.step is None else s.step
     if isinstance(step, complex):  # a complex step is a number of points, endpoint included
-        return creation.linspace(start, s.stop, int(abs(step)))
+        return linspace(start, s.stop, int(abs(step)))
     return creation.arange(start, s.stop, step)
 
 

@@ -15,6 +15,7 @@ from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import _promote
 from yax.numpy._promote import check_arraylike, shape_of
+from yax.numpy.creation import asarray
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "swapaxes",
            "moveaxis", "expand_dims", "squeeze", "broadcast_to", "broadcast_arrays",
@@ -25,7 +26,6 @@ __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", 
 
 def _asarray(name, a):
     check_arraylike(name, a)
-    from yax.numpy.creation import asarray
     return asarray(a)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import creation, indexing, manipulation, reductions, ufuncs
-from yax.numpy._breadth_util import arr, is_traced
+from yax.numpy._arguments import arr, is_traced
 from yax.numpy.contractions import matmul
 from yax.numpy.statistics import median
 

@@ -12,12 +12,14 @@ import numpy as np
 
 from yax import errors, lax
 from yax.numpy import creation, manipulation, reductions, ufuncs
-from yax.numpy._breadth_util import arr, concrete
+from yax.numpy._arguments import arr, concrete
 from yax.numpy._promote import promote_dtypes, promote_dtypes_inexact
 from yax.numpy.construction import vander
+from yax.numpy.dtypes_api import result_type
 from yax.numpy.linalg import inv, lstsq
+from yax.numpy.linalg._eig import eigvals
 
-__all__ = ["polyval", "polyadd", "polysub", "polymul", "polyder", "polyint", "polyfit",
+__all__ = ["roots", "polyval", "polyadd", "polysub", "polymul", "polyder", "polyint", "polyfit",
            "convolve", "correlate", "poly", "trim_zeros", "polydiv"]
 
 
@@ -243,3 +245,40 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
     if trim_leading_zeros:
         r = trim_zeros(r, "f")
     return q, r
+
+
+def roots(p, *, strip_zeros: bool = True):
+    """The roots of the polynomial with coefficients `p` (highest power first), as the
+    eigenvalues of its companion matrix; complex, in no particular order (CPU only).
+
+    Args:
+      p: 1-D coefficients.
+      strip_zeros: drop leading zeros first (needs concrete p, as in JAX); with False, leading
+        zeros give NaN roots and the function works under jit.
+    Differs from NumPy: trailing zeros are kept as (computed) zero roots under strip_zeros=False.
+    """
+    p = creation.asarray(p)
+    if p.ndim != 1:
+        raise errors.ShapeError(f"roots needs 1-D coefficients, got shape {p.shape}")
+    if strip_zeros:
+        values = np.asarray(p)  # concrete: strip as NumPy does
+        nonzero = np.flatnonzero(values)
+        if nonzero.size == 0:
+            return creation.zeros((0,), dtype=result_type(p.dtype, np.complex64))
+        trailing = len(values) - 1 - nonzero[-1]
+        p = p[nonzero[0]:nonzero[-1] + 1]
+        found = _companion_roots(p)
+        zeros = creation.zeros((int(trailing),), dtype=found.dtype)
+        return manipulation.concatenate([found, zeros])
+    return _companion_roots(p)
+
+
+def _companion_roots(p):
+    n = p.shape[0] - 1
+    (p,) = promote_dtypes_inexact(p)
+    if n < 1:
+        return creation.zeros((0,), dtype=result_type(p.dtype, np.complex64))
+    top = -p[1:] / p[0]
+    shift = creation.eye(n - 1, n, dtype=p.dtype)
+    companion = manipulation.concatenate([top[None, :], shift], axis=0)
+    return eigvals(companion)

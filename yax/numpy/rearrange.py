@@ -15,7 +15,7 @@ import numpy as np
 from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import creation, manipulation, reductions, ufuncs
-from yax.numpy._breadth_util import arr, canon_axis, concrete, index_dtype, is_traced, need_size
+from yax.numpy._arguments import arr, canon_axis, concrete, index_dtype, is_traced, need_size
 from yax.numpy._promote import promote_dtypes
 from yax.numpy.indexing import take
 from yax.numpy.setops import nonzero

@@ -15,7 +15,7 @@ import numpy as np
 from yax import errors, lax
 from yax.core import dtypes
 from yax.numpy import creation, manipulation, reductions, sorting, ufuncs
-from yax.numpy._breadth_util import arr, canon_axis, index_dtype
+from yax.numpy._arguments import arr, canon_axis, index_dtype
 from yax.numpy._promote import promote_dtypes
 
 __all__ = ["searchsorted", "digitize", "lexsort", "partition", "argpartition", "sort_complex"]

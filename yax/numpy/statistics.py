@@ -16,8 +16,9 @@ import numpy as np
 from yax import errors
 from yax.core import dtypes
 from yax.numpy import creation, indexing, manipulation, reductions, sorting, ufuncs
-from yax.numpy._breadth_util import arr, index_dtype
+from yax.numpy._arguments import arr, index_dtype
 from yax.numpy._promote import promote_dtypes_inexact
+from yax.numpy.construction import linspace
 from yax.numpy.contractions import matmul
 from yax.numpy.reductions import canonical_axes
 from yax.numpy.searching import searchsorted
@@ -359,7 +360,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     same = lo == hi
     lo = ufuncs.where(same, lo - 0.5, lo)
     hi = ufuncs.where(same, hi + 0.5, hi)
-    return creation.linspace(lo, hi, nbins + 1, dtype=dt)
+    return linspace(lo, hi, nbins + 1, dtype=dt)
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):

@@ -26,16 +26,6 @@ from yax.random.discrete import (  # noqa: F401
     randint,
     shuffle,
 )
-from yax.random.extra import (  # noqa: F401
-    chisquare,
-    geometric,
-    pareto,
-    poisson,
-    rademacher,
-    rayleigh,
-    t,
-    weibull_min,
-)
 from yax.random.gamma import beta, dirichlet, gamma, loggamma  # noqa: F401
 from yax.random.keys import (  # noqa: F401
     PRNGKey,
@@ -47,17 +37,25 @@ from yax.random.keys import (  # noqa: F401
     split,
     wrap_key_data,
 )
-from yax.random.more import (  # noqa: F401
+from yax.random.multivariate import multivariate_normal  # noqa: F401
+from yax.random.poisson import poisson  # noqa: F401
+from yax.random.transformed import (  # noqa: F401
     ball,
+    chisquare,
     double_sided_maxwell,
     f,
     generalized_normal,
+    geometric,
     maxwell,
     orthogonal,
+    pareto,
+    rademacher,
+    rayleigh,
+    t,
     triangular,
     wald,
+    weibull_min,
 )
-from yax.random.multivariate import multivariate_normal  # noqa: F401
 from yax.random.typed_keys import KeyDType, PRNGKeyArray, prng_key  # noqa: F401
 
 __getattr__ = _module_getattr(__name__, "jax.random")  # JAX names yax lacks

@@ -16,8 +16,8 @@ from yax import numpy as jnp
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.random import _checks, threefry
-from yax.random._barrier import opaque
 from yax.random._kernel import Kernel
+from yax.random._opaque import opaque
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 

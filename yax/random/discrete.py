@@ -15,8 +15,8 @@ from yax import numpy as jnp
 from yax.core import dtypes
 from yax.core.trace import Tracer
 from yax.random import _checks, threefry
-from yax.random._barrier import opaque
 from yax.random._kernel import Kernel
+from yax.random._opaque import opaque
 from yax.random.continuous import _const, _gumbel, _uniform
 
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),

@@ -21,8 +21,8 @@ import numpy as np
 from yax import errors, lax
 from yax import numpy as jnp
 from yax.random import _checks, threefry
-from yax.random._barrier import opaque, optimization_barrier
 from yax.random._kernel import Kernel
+from yax.random._opaque import opaque
 from yax.random.continuous import _const, _exponential, _normal, _uniform
 from yax.random.gamma_grad import reparameterized
 from yax.transforms.vmap import vmap
@@ -42,7 +42,7 @@ def _normal_until_positive_cube(key, c, dtype):
         key, subkey = _split(key, 2)
         # The barrier stops XLA from reassociating (sqrt(2) * erfinv(u)) * c into
         # erfinv(u) * (sqrt(2) * c), which it does when c is shared by a batch (an ulp off).
-        x = optimization_barrier(_normal(subkey, (), dtype))
+        x = lax.optimization_barrier(_normal(subkey, (), dtype))
         return key, x, lax.add(_const(1.0, dtype), lax.mul(x, c))
 
     init = (key, zero, _const(-1.0, dtype))

@@ -14,6 +14,7 @@ import yax.numpy as jnp
 from yax import lax
 from yax.primitives.special import iterate_while_active
 from yax.scipy._special_gamma import _bernoulli_numbers, _promoted
+from yax.scipy._special_normal import ndtr
 from yax.transforms.custom_derivatives import custom_jvp
 
 __all__ = ["erfcx", "expi", "exp1", "expn", "dawsn", "sici", "fresnel", "spence", "owens_t"]
@@ -415,7 +416,6 @@ def _owens_t_small_a(h, a):
 def owens_t(h, a, /):
     """Owen's T function T(h, a) = 1/(2 pi) int_0^a exp(-h^2 (1 + x^2) / 2) / (1 + x^2) dx.
     For |a| > 1 it uses T(h, a) = (Phi(h) + Phi(a h)) / 2 - Phi(h) Phi(a h) - T(a h, 1/a)."""
-    from yax.scipy.special import ndtr
     h, a = _promoted("owens_t", h, a)
     sign = jnp.where(a < 0, -1.0, 1.0)
     h, a = jnp.abs(h), jnp.abs(a)

@@ -15,8 +15,9 @@ import numpy as np
 
 import yax.numpy as jnp
 from yax import errors
+from yax.numpy._promote import promote_dtypes_inexact
 
-__all__ = ["stft", "istft", "csd", "welch"]
+__all__ = ["stft", "istft", "csd", "welch", "detrend"]
 
 
 def _jnp():
@@ -86,8 +87,7 @@ def _spectra(x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided
             v = jnp.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, extra)])
         segs = _segments(v, nperseg, step)
         if detrend in ("constant", "linear"):
-            from yax.scipy.signal import detrend as detrend_fn
-            segs = detrend_fn(segs, axis=-1, type=detrend)
+            segs = _detrend(segs, axis=-1, type=detrend)
         elif detrend not in (False, None):
             raise errors.InvalidArgumentError(f"detrend must be False, 'constant' or 'linear', "
                                               f"got {detrend!r}")
@@ -209,3 +209,37 @@ def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
     # the batch axis, not the samples (a quirk kept so programs print the same thing).
     times = np.arange(x.shape[0]) / fs
     return jnp.asarray(times), x
+
+
+def detrend(data, axis: int = -1, type: str = "linear", bp=0, overwrite_data=None):
+    """Remove the mean ("constant") or the least-squares line ("linear") along `axis`.
+
+    Args:
+      data: the array.
+      axis: the axis to detrend along.
+      type: "linear" (the default) or "constant".
+      bp: break points of a piecewise-linear trend: only 0 (none) is supported here.
+      overwrite_data: ignored (arrays are immutable), as in JAX.
+    Returns:
+      data minus its trend, in an inexact dtype.
+    """
+    del overwrite_data
+    (data,) = promote_dtypes_inexact(jnp.asarray(data))
+    if type in ("constant", "c"):
+        return data - data.mean(axis=axis, keepdims=True)
+    if type not in ("linear", "l"):
+        raise errors.InvalidArgumentError(
+            f"detrend: type must be 'linear' or 'constant', got {type!r}")
+    if np.ndim(bp) != 0 or bp != 0:
+        raise errors.InvalidArgumentError(
+            "detrend: break points (bp) are not supported; detrend each segment separately")
+    x = jnp.moveaxis(data, axis, -1)
+    n = x.shape[-1]
+    t = jnp.arange(n, dtype=x.real.dtype) - (n - 1) / 2.0
+    centred = x - x.mean(axis=-1, keepdims=True)
+    denom = (t * t).sum() if n > 1 else 1.0
+    slope = jnp.matmul(centred, t.astype(x.dtype)) / denom
+    return jnp.moveaxis(centred - slope[..., None] * t.astype(x.dtype), -1, axis)
+
+
+_detrend = detrend  # the functions above take a `detrend` argument that hides the name

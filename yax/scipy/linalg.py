@@ -9,16 +9,23 @@ and vmap. `overwrite_*` and `check_finite` are accepted for compatibility and ig
 
 from __future__ import annotations
 
-import yax.numpy as jnp
 from yax import errors, lax
 from yax.lax import linalg as lax_linalg
 from yax.numpy import linalg as jnp_linalg
 from yax.numpy.linalg._solve import _as_columns, lu_solve_factored
 from yax.numpy.linalg._util import C, as_matrix, as_matrix_pair, compiled_when_eager
 from yax.primitives.linalg.lu import lu_pivots_to_permutation, permutation_matrix
+from yax.scipy._decompositions import *  # noqa: F401,F403
+from yax.scipy._decompositions import __all__ as _decompositions
+from yax.scipy._matrix_functions import *  # noqa: F401,F403
+from yax.scipy._matrix_functions import MAX_SQUARINGS  # noqa: F401  (expm's default)
+from yax.scipy._matrix_functions import __all__ as _matrix_functions
+from yax.scipy._special_matrices import *  # noqa: F401,F403
+from yax.scipy._special_matrices import __all__ as _special_matrices
 
-__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu",
-           "lu_factor", "lu_solve", "qr", "solve", "solve_triangular", "svd"]
+__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "inv", "lu", "lu_factor",
+           "lu_solve", "qr", "solve", "solve_triangular", "svd",
+           *_decompositions, *_matrix_functions, *_special_matrices]
 
 
 def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
@@ -181,90 +188,6 @@ def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: b
     return (r,) if mode == "r" else (q, r)
 
 
-# Pade(13) numerator coefficients and the 1-norm below which it is accurate to double precision
-# without squaring (Higham, "The scaling and squaring method for the matrix exponential
-# revisited", 2005).
-_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
-           129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
-           40840800., 960960., 16380., 182., 1.)
-_THETA13 = 5.371920351148152
-MAX_SQUARINGS = 20  # inputs with 1-norm up to theta * 2**20; beyond that exp(a) overflows anyway
-
-
-def _pade13(a):
-    """(U, V): the odd and even parts of the Pade(13) approximant's numerator."""
-    b = _PADE13
-    eye = C.eye_like(a)
-    a2 = C.matmul(a, a)
-    a4 = C.matmul(a2, a2)
-    a6 = C.matmul(a4, a2)
-
-    def comb(*pairs):
-        out = None
-        for coef, m in pairs:
-            term = lax.mul(m, coef)
-            out = term if out is None else lax.add(out, term)
-        return out
-    u = C.matmul(a, lax.add(C.matmul(a6, comb((b[13], a6), (b[11], a4), (b[9], a2))),
-                            comb((b[7], a6), (b[5], a4), (b[3], a2), (b[1], eye))))
-    v = lax.add(C.matmul(a6, comb((b[12], a6), (b[10], a4), (b[8], a2))),
-                comb((b[6], a6), (b[4], a4), (b[2], a2), (b[0], eye)))
-    return u, v
-
-
-@compiled_when_eager
-def expm(A, *, upper_triangular: bool = False, max_squarings: int = MAX_SQUARINGS):
-    """The matrix exponential of square matrices (..., n, n): Pade(13) with scaling and squaring.
-
-    The number of squarings s = ceil(log2(|A|_1 / 5.37)) is computed from the data; the squaring
-    loop runs `max_squarings` masked steps so that it is reverse-differentiable and batchable.
-    """
-    del upper_triangular
-
-    a = as_matrix("expm", A, square=True)
-    norm1 = lax.stop_gradient(jnp.linalg.norm(a, 1, axis=(-2, -1)))
-    real_t = C.real_dtype(a.dtype)
-    s = jnp.clip(jnp.ceil(jnp.log2(norm1 / _THETA13)), 0, max_squarings).astype(real_t)
-    scale = jnp.exp2(-s).astype(a.dtype)[..., None, None]
-    u, v = _pade13(a * scale)
-    r = jnp_linalg.solve(lax.sub(v, u), lax.add(v, u))
-
-    def square(i, x):
-        more = lax.lt(lax.convert_element_type(i, real_t), s)
-        more = lax.broadcast_in_dim(more, tuple(x.shape), tuple(range(more.ndim)))
-        return lax.select(more, C.matmul(x, x), x)
-    return lax.fori_loop(0, max_squarings, square, r)
-
 from yax._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr(__name__, "jax.scipy.linalg")  # JAX names yax lacks
-
-from yax.scipy.linalg_extra import (  # noqa: E402,F401  (sci-a: special matrices, decompositions)
-    block_diag,
-    circulant,
-    companion,
-    convolution_matrix,
-    dft,
-    eigh_tridiagonal,
-    expm_frechet,
-    fiedler,
-    fiedler_companion,
-    funm,
-    hadamard,
-    hankel,
-    helmert,
-    hessenberg,
-    hilbert,
-    invhilbert,
-    invpascal,
-    leslie,
-    pascal,
-    polar,
-    qr_multiply,
-    rsf2csf,
-    schur,
-    solve_sylvester,
-    sqrtm,
-    toeplitz,
-)
-

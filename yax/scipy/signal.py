@@ -20,10 +20,9 @@ from yax.lax.shape import rev as _rev
 from yax.lax.shape import squeeze as _squeeze
 from yax.numpy import fft as _fft
 from yax.numpy._promote import promote_dtypes_inexact
-from yax.numpy.contractions import matmul
-from yax.numpy.creation import arange, asarray
-from yax.numpy.manipulation import moveaxis
+from yax.numpy.creation import asarray
 from yax.numpy.ufuncs import conjugate, imag, real
+from yax.scipy._spectral import csd, detrend, istft, stft, welch  # noqa: F401  (re-exported)
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend",
            "stft", "istft", "csd", "welch"]
@@ -207,37 +206,3 @@ def fftconvolve(in1, in2, mode: str = "full", axes=None):
             size, start = length, 0
         index[ax] = slice(start, start + size)
     return full[tuple(index)]
-
-
-def detrend(data, axis: int = -1, type: str = "linear", bp=0, overwrite_data=None):
-    """Remove the mean ("constant") or the least-squares line ("linear") along `axis`.
-
-    Args:
-      data: the array.
-      axis: the axis to detrend along.
-      type: "linear" (the default) or "constant".
-      bp: break points of a piecewise-linear trend: only 0 (none) is supported here.
-      overwrite_data: ignored (arrays are immutable), as in JAX.
-    Returns:
-      data minus its trend, in an inexact dtype.
-    """
-    del overwrite_data
-    (data,) = promote_dtypes_inexact(asarray(data))
-    if type in ("constant", "c"):
-        return data - data.mean(axis=axis, keepdims=True)
-    if type not in ("linear", "l"):
-        raise errors.InvalidArgumentError(
-            f"detrend: type must be 'linear' or 'constant', got {type!r}")
-    if np.ndim(bp) != 0 or bp != 0:
-        raise errors.InvalidArgumentError(
-            "detrend: break points (bp) are not supported; detrend each segment separately")
-    x = moveaxis(data, axis, -1)
-    n = x.shape[-1]
-    t = arange(n, dtype=x.real.dtype) - (n - 1) / 2.0
-    centred = x - x.mean(axis=-1, keepdims=True)
-    denom = (t * t).sum() if n > 1 else 1.0
-    slope = matmul(centred, t.astype(x.dtype)) / denom
-    return moveaxis(centred - slope[..., None] * t.astype(x.dtype), -1, axis)
-
-
-from yax.scipy._spectral import csd, istft, stft, welch  # noqa: E402,F401

@@ -1,8 +1,10 @@
 """Special functions (scipy.special's API). This module holds the error functions, log-gamma,
-logistic, the normal distribution function and its logarithm and the safe x*log(y) forms; the
-gamma/beta family (_special_gamma.py), the exponential and oscillatory integrals
-(_special_integrals.py) and Bessel, information-theory, hypergeometric and spherical-harmonic
-functions (_special_misc.py) are re-exported from their modules.
+logistic and the safe x*log(y) forms; the gamma/beta family (_special_gamma.py), the exponential
+and oscillatory integrals (_special_integrals.py), the normal distribution (_special_normal.py),
+Bessel functions (_special_bessel.py), information theory (_special_entropy.py), Box-Cox and
+softmax (_special_transforms.py), hypergeometric functions (_special_hypergeometric.py),
+spherical harmonics (_special_harmonics.py) and wofz (_special_faddeeva.py) are re-exported from
+their modules.
 
 Every function promotes its arguments to an inexact dtype and is a composition of yax.lax
 operations, so it is differentiable and batchable. Where one branch of a `where` would be
@@ -11,30 +13,39 @@ inf or NaN, the branch is fed a safe input first (the "double where"), so gradie
 
 from __future__ import annotations
 
-import numpy as np
-
 import yax.numpy as jnp
 from yax import lax
 from yax.nn.functions import logsumexp
 from yax.numpy._promote import promote_arrays_inexact
-from yax.scipy import _special_gamma as _gamma
-from yax.scipy import _special_integrals as _integrals
-from yax.scipy import _special_misc as _misc
+from yax.scipy import (
+    _special_bessel,
+    _special_entropy,
+    _special_faddeeva,
+    _special_gamma,
+    _special_harmonics,
+    _special_hypergeometric,
+    _special_integrals,
+    _special_normal,
+    _special_transforms,
+)
+from yax.scipy._special_bessel import *  # noqa: F401,F403
+from yax.scipy._special_entropy import *  # noqa: F401,F403
+from yax.scipy._special_faddeeva import *  # noqa: F401,F403
 from yax.scipy._special_gamma import *  # noqa: F401,F403
+from yax.scipy._special_harmonics import *  # noqa: F401,F403
+from yax.scipy._special_hypergeometric import *  # noqa: F401,F403
 from yax.scipy._special_integrals import *  # noqa: F401,F403
-from yax.scipy._special_misc import *  # noqa: F401,F403
+from yax.scipy._special_normal import *  # noqa: F401,F403
+from yax.scipy._special_transforms import *  # noqa: F401,F403
 
 __all__ = [
     "logsumexp", "erf", "erfc", "erfinv", "gammaln", "digamma", "xlogy", "xlog1py", "expit",
-    "logit", "betaln", "ndtr", "ndtri", "log_ndtr",
-    *_gamma.__all__, *_integrals.__all__, *_misc.__all__,
+    "logit", "betaln",
+    *(name for module in (_special_gamma, _special_integrals, _special_normal, _special_bessel,
+                          _special_entropy, _special_transforms, _special_hypergeometric,
+                          _special_harmonics, _special_faddeeva)
+      for name in module.__all__),
 ]
-
-
-# Python floats (weakly typed) so that float32 inputs stay float32 under x64.
-_SQRT2 = float(np.sqrt(2))
-_INV_SQRT2 = float(1 / np.sqrt(2))
-_HALF_LOG_2PI = float(0.5 * np.log(2 * np.pi))
 
 
 def _unary(name, lax_fn, doc):
@@ -86,49 +97,6 @@ def betaln(a, b, /):
     a, b = promote_arrays_inexact("betaln", a, b)
     return lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
 
-
-def ndtr(x, /):
-    """The standard normal CDF, 0.5 * erfc(-x / sqrt(2)): erfc keeps the lower tail accurate
-    relative to its (tiny) value."""
-    (x,) = promote_arrays_inexact("ndtr", x)
-    return 0.5 * lax.erfc(x * -_INV_SQRT2)
-
-
-def ndtri(p, /):
-    """The inverse of ndtr (the standard normal quantile function), sqrt(2) * erfinv(2p - 1)."""
-    (p,) = promote_arrays_inexact("ndtri", p)
-    return _SQRT2 * lax.erf_inv(2 * p - 1)
-
-
-def _log_ndtr_asymptotic(x, terms: int = 6):
-    """log ndtr(x) for very negative x by the asymptotic (Mills ratio) series
-    ndtr(x) ~ exp(-x^2/2) / (-x sqrt(2 pi)) * (1 + sum_n (-1)^n (2n-1)!! / x^(2n))."""
-    x_sq = x * x
-    inv_x_sq = 1 / x_sq
-    term = jnp.ones_like(x)
-    total = jnp.ones_like(x)
-    for n in range(1, terms + 1):
-        term = term * (-(2 * n - 1)) * inv_x_sq
-        total = total + term
-    return -0.5 * x_sq - jnp.log(-x) - _HALF_LOG_2PI + jnp.log(total)
-
-
-def log_ndtr(x, /):
-    """log(ndtr(x)), accurate in both tails.
-
-    Three regimes: for x > 0, log1p(-ndtr(-x)) (ndtr(x) is close to 1); for moderately
-    negative x, log(ndtr(x)); below a dtype-dependent threshold, where ndtr underflows, the
-    asymptotic series. Each branch sees a safe input so that no branch makes NaN gradients.
-    """
-    (x,) = promote_arrays_inexact("log_ndtr", x)
-    lower = -20.0 if x.dtype == np.float64 else -10.0
-    zero = jnp.zeros_like(x)
-    upper_x = jnp.where(x > 0, x, zero)
-    middle_x = jnp.where((x <= 0) & (x >= lower), x, zero)
-    lower_x = jnp.where(x < lower, x, zero + lower)
-    return jnp.where(
-        x > 0, jnp.log1p(-ndtr(-upper_x)),
-        jnp.where(x >= lower, jnp.log(ndtr(middle_x)), _log_ndtr_asymptotic(lower_x)))
 
 from yax._missing import module_getattr as _module_getattr  # noqa: E402
 

@@ -36,22 +36,18 @@ from yax.numpy.linalg._solve import (  # noqa: F401
 __all__ = ["cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_power",
            "matrix_norm", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "svd",
            "svdvals", "vector_norm"]
-from yax.numpy.linalg._extra import (  # noqa: F401,E402  (sci-a: eig, tensor and array-API names)
-    EigResult,
+from yax.numpy.linalg._array_api import (  # noqa: F401,E402  (array-API names)
     cross,
     diagonal,
-    eig,
-    eigvals,
     matmul,
     matrix_transpose,
-    multi_dot,
     outer,
     tensordot,
-    tensorinv,
-    tensorsolve,
     trace,
     vecdot,
 )
+from yax.numpy.linalg._eig import EigResult, eig, eigvals  # noqa: F401,E402
+from yax.numpy.linalg._tensor import multi_dot, tensorinv, tensorsolve  # noqa: F401,E402
 
 __all__ += ["cross", "diagonal", "eig", "eigvals", "matmul", "matrix_transpose", "multi_dot",
             "outer", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot"]

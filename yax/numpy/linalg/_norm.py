@@ -5,14 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from yax import errors
+from yax.numpy import creation, manipulation, reductions, ufuncs
 from yax.numpy._promote import check_arraylike, promote_dtypes_inexact, to_operand
 from yax.numpy.linalg._decomp import svd
 from yax.numpy.linalg._util import compiled_when_eager
-
-
-def _jnp():
-    import yax.numpy as jnp
-    return jnp
 
 
 def _axes(name, axis, ndim):
@@ -28,44 +24,43 @@ def _axes(name, axis, ndim):
 
 
 def _vector_norm(x, ord, axis, keepdims):
-    jnp = _jnp()
-    ax = jnp.abs(x)
+    ax = ufuncs.abs(x)
     if ord is None or ord == 2:
-        return jnp.sqrt(jnp.sum(jnp.real(x * jnp.conj(x)), axis=axis, keepdims=keepdims))
+        squares = ufuncs.real(x * ufuncs.conj(x))
+        return ufuncs.sqrt(reductions.sum(squares, axis=axis, keepdims=keepdims))
     if ord == np.inf:
-        return jnp.max(ax, axis=axis, keepdims=keepdims)
+        return reductions.max(ax, axis=axis, keepdims=keepdims)
     if ord == -np.inf:
-        return jnp.min(ax, axis=axis, keepdims=keepdims)
+        return reductions.min(ax, axis=axis, keepdims=keepdims)
     if ord == 0:
-        return jnp.sum(ax != 0, axis=axis, keepdims=keepdims).astype(ax.dtype)
+        return reductions.sum(ax != 0, axis=axis, keepdims=keepdims).astype(ax.dtype)
     if ord == 1:
-        return jnp.sum(ax, axis=axis, keepdims=keepdims)
+        return reductions.sum(ax, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise errors.YaxError(f"norm: ord {ord!r} is only valid for matrix norms (two axes)")
     p = float(ord)
-    return jnp.sum(ax ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+    return reductions.sum(ax ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
 
 
 def _matrix_norm(x, ord, axes, keepdims):
-    jnp = _jnp()
     r, c = axes
     if ord is None or ord == "fro":
-        out = jnp.sqrt(jnp.sum(jnp.real(x * jnp.conj(x)), axis=axes))
+        out = ufuncs.sqrt(reductions.sum(ufuncs.real(x * ufuncs.conj(x)), axis=axes))
     elif ord in (1, -1):
-        red = jnp.max if ord == 1 else jnp.min
-        out = red(jnp.sum(jnp.abs(x), axis=r), axis=c - 1 if c > r else c)
+        red = reductions.max if ord == 1 else reductions.min
+        out = red(reductions.sum(ufuncs.abs(x), axis=r), axis=c - 1 if c > r else c)
     elif ord in (np.inf, -np.inf):
-        red = jnp.max if ord == np.inf else jnp.min
-        out = red(jnp.sum(jnp.abs(x), axis=c), axis=r - 1 if r > c else r)
+        red = reductions.max if ord == np.inf else reductions.min
+        out = red(reductions.sum(ufuncs.abs(x), axis=c), axis=r - 1 if r > c else r)
     elif ord in (2, -2, "nuc"):
-        s = svd(jnp.moveaxis(x, (r, c), (-2, -1)), compute_uv=False)
-        out = {2: lambda: jnp.max(s, axis=-1), -2: lambda: jnp.min(s, axis=-1),
-               "nuc": lambda: jnp.sum(s, axis=-1)}[ord]()
+        s = svd(manipulation.moveaxis(x, (r, c), (-2, -1)), compute_uv=False)
+        out = {2: lambda: reductions.max(s, axis=-1), -2: lambda: reductions.min(s, axis=-1),
+               "nuc": lambda: reductions.sum(s, axis=-1)}[ord]()
     else:
         raise errors.YaxError(f"norm: invalid ord {ord!r} for a matrix norm; use None, 'fro', "
                               f"'nuc', 1, -1, 2, -2, inf or -inf")
     if keepdims:
-        out = jnp.expand_dims(out, tuple(sorted(axes)))
+        out = manipulation.expand_dims(out, tuple(sorted(axes)))
     return out
 
 
@@ -85,13 +80,12 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     """
     check_arraylike("norm", x)
     x, = promote_dtypes_inexact(to_operand(x))
-    jnp = _jnp()
-    x = jnp.asarray(x)
+    x = creation.asarray(x)
     if axis is None:
         if ord is None:
-            flat = jnp.ravel(x)
+            flat = manipulation.ravel(x)
             out = _vector_norm(flat, None, 0, False)
-            return jnp.reshape(out, (1,) * x.ndim) if keepdims else out
+            return manipulation.reshape(out, (1,) * x.ndim) if keepdims else out
         if x.ndim not in (1, 2):
             raise errors.ShapeError(f"norm: with ord={ord!r} and axis=None the input must be 1-D "
                                     f"or 2-D, got shape {tuple(x.shape)}; pass axis")
@@ -108,21 +102,20 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
     """The array API's vector norm: over all elements when axis is None, else over `axis`
     (an int or a tuple, flattened together)."""
-    jnp = _jnp()
     check_arraylike("vector_norm", x)
     x, = promote_dtypes_inexact(to_operand(x))
-    x = jnp.asarray(x)
+    x = creation.asarray(x)
     if axis is None:
-        out = _vector_norm(jnp.ravel(x), ord, 0, False)
-        return jnp.reshape(out, (1,) * x.ndim) if keepdims else out
+        out = _vector_norm(manipulation.ravel(x), ord, 0, False)
+        return manipulation.reshape(out, (1,) * x.ndim) if keepdims else out
     axes = _axes("vector_norm", axis, x.ndim)
     if len(axes) == 1:
         return _vector_norm(x, ord, axes[0], keepdims)
     rest = [d for d in range(x.ndim) if d not in axes]
-    moved = jnp.transpose(x, rest + list(axes))
-    flat = jnp.reshape(moved, tuple(x.shape[d] for d in rest) + (-1,))
+    moved = manipulation.transpose(x, rest + list(axes))
+    flat = manipulation.reshape(moved, tuple(x.shape[d] for d in rest) + (-1,))
     out = _vector_norm(flat, ord, -1, False)
-    return jnp.expand_dims(out, tuple(sorted(axes))) if keepdims else out
+    return manipulation.expand_dims(out, tuple(sorted(axes))) if keepdims else out
 
 
 def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):

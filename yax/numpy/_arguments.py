@@ -1,6 +1,7 @@
-"""Small helpers shared by the NumPy-breadth modules (statistics, searching, set operations,
-padding, polynomials, construction, rearrangement, extra math): argument conversion, the default
-index type, and the "this needs a concrete value or a static `size=`" check."""
+"""Argument handling shared by the yax.numpy modules (statistics, searching, set operations,
+padding, polynomials, construction, rearrangement, calculus...): conversion to an array, the
+default index type, axis normalisation, and the "this needs a concrete value or a static
+`size=`" check."""
 
 from __future__ import annotations
 

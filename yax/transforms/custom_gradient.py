@@ -1,24 +1,16 @@
-"""Small pieces JAX programs use: `typeof`, `custom_gradient`, `closure_convert`,
-`ensure_compile_time_eval` and `named_scope` (whose name stack lives in the staging trace)."""
+"""Gradients written by the user inline: `custom_gradient` (a function returning its value and
+its vjp), and `closure_convert` (closed-over values hoisted into arguments, so custom_vjp rules
+can take them as residuals)."""
 
 from __future__ import annotations
 
-import contextlib
-
 from yax import tree_util
-from yax.core.avals import aval_of_value
-from yax.core.trace import use_trace
-from yax.interpreters.eager import EVAL_TRACE
 from yax.interpreters.eval_jaxpr import eval_jaxpr
-from yax.interpreters.staging import name_scope, trace_to_jaxpr
+from yax.interpreters.staging import trace_to_jaxpr
 from yax.transforms.custom_derivatives import custom_vjp
+from yax.transforms.tracing import typeof
 
-
-def typeof(x):
-    """The abstract value (shape, dtype, weak type) of an array, tracer or scalar: what a
-    transformation sees of it. Example: `yax.typeof(jnp.ones(3))` is `ShapedArray(f32[3])`."""
-    aval = getattr(x, "aval", None)
-    return aval if aval is not None else aval_of_value(x)
+__all__ = ["custom_gradient", "closure_convert"]
 
 
 def custom_gradient(fun):
@@ -71,21 +63,3 @@ def closure_convert(fun, *example_args):
         outs = eval_jaxpr(closed.jaxpr, list(hoisted), flat_args)
         return tree_util.tree_unflatten(out_tree_box[0], outs)
     return converted, consts
-
-
-@contextlib.contextmanager
-def ensure_compile_time_eval():
-    """Inside this context, operations on concrete values run eagerly even while a function is
-    being traced by `jit` (so `jnp.sin(3.0)` is a concrete Array usable in Python control flow).
-    Operations on traced values inside it are an error (move them out of the context)."""
-    with use_trace(EVAL_TRACE):
-        yield
-
-
-def named_scope(name: str):
-    """A context manager naming the operations staged inside it (as `jax.named_scope`): the
-    name joins each equation's source info (`eqn.source.scope`) and appears in the locations of
-    the lowered StableHLO (`jit(f).lower(x).as_text()`). Scopes nest as `outer/inner`."""
-    if not isinstance(name, str):
-        raise TypeError(f"named_scope needs a str name, got {name!r}")
-    return name_scope(name)

@@ -1,0 +1,100 @@
+"""How yax.numpy's ufuncs are built: operand conversion, dtype promotion, and the builders that
+turn one lax operation and one promotion rule into a ufunc (with a fast path for operands that
+need no conversion).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from yax.core import dtypes
+from yax.core.trace import bind
+from yax.numpy import _promote
+
+__all__ = ["to_operand", "promote_args", "promote_args_inexact", "promote_args_numeric"]
+
+
+def _strong_numpy_scalars(args):
+    """np.float64 and np.complex128 subclass Python's float and complex, but NumPy scalars are
+    strongly typed (as in JAX): pass them on as 0-d NumPy arrays so promotion sees that."""
+    return [np.asarray(a) if isinstance(a, np.generic) else a for a in args]
+
+
+def to_operand(x):
+    return _promote.to_operand(np.asarray(x) if isinstance(x, np.generic) else x)
+
+
+def promote_args(name, *args):
+    return _promote.promote_args(name, *_strong_numpy_scalars(args))
+
+
+def promote_args_inexact(name, *args):
+    return _promote.promote_args_inexact(name, *_strong_numpy_scalars(args))
+
+
+def promote_args_numeric(name, *args):
+    return _promote.promote_args_numeric(name, *_strong_numpy_scalars(args))
+
+
+def _dtype(x):
+    return x.aval.dtype if hasattr(x, "aval") else np.asarray(x).dtype
+
+
+def _is_int(x) -> bool:
+    return dtypes.is_int(_dtype(x))
+
+
+def _is_int_or_bool(x) -> bool:
+    dt = _dtype(x)
+    return dtypes.is_int(dt) or dtypes.is_bool(dt)
+
+
+# Fast paths (eager dispatch overhead, issue 11): when the general promotion would hand the
+# operands on unchanged, bind the primitive directly. `_PASS_DTYPES[promote]` is the set of dtypes
+# an operand may have for that to hold (None: any dtype); a promotion rule missing from the table
+# has no fast path.
+_PASS_DTYPES = {promote_args: None, promote_args_inexact: _promote.INEXACT_DTYPES}
+
+
+def _make_unary(name, lax_fn, promote, doc):
+    prim = getattr(lax_fn, "primitive", None)
+    fast = prim is not None and promote in _PASS_DTYPES
+    passing = _PASS_DTYPES.get(promote)
+
+    def fn(x, /):
+        if fast and _promote.is_operand(x) and (passing is None or x.aval.dtype in passing):
+            return bind(prim, x)
+        (x,) = promote(name, x)
+        return lax_fn(x)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _make_binary(name, lax_fn, promote, doc):
+    prim = getattr(lax_fn, "primitive", None)
+    fast = prim is not None and promote in _PASS_DTYPES
+    inexact_only = _PASS_DTYPES.get(promote) is not None
+
+    def fn(x1, x2, /):
+        if fast:
+            operands = _promote.fast_binary_operands(x1, x2, inexact_only)
+            if operands is not None:
+                return bind(prim, *operands)
+        x1, x2 = promote(name, x1, x2)
+        return lax_fn(x1, x2)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+# --- simple families: one promotion rule plus one lax operation each ------------------------------
+
+def _inexact(name, lax_fn):
+    return _make_unary(name, lax_fn, promote_args_inexact,
+                       f"Elementwise `{name}` (ints and bools promote to the default float).")
+
+
+def _binary(name, lax_fn, promote=promote_args):
+    return _make_binary(name, lax_fn, promote,
+                        f"Elementwise `{name}` with NumPy broadcasting and JAX dtype promotion.")

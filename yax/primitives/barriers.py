@@ -16,7 +16,9 @@ from __future__ import annotations
 from yax import errors
 from yax.core.avals import ShapedArray
 from yax.core.primitive import Primitive
+from yax.interpreters.ad_util import Zero, instantiate
 from yax.interpreters.mlir import hlo
+from yax.primitives._ad_rules import linear_jvp
 from yax.primitives._checks import dtype_kind_check
 
 # --- optimization_barrier -------------------------------------------------------------------------
@@ -29,11 +31,6 @@ def _barrier_lower(ctx, *xs):
     if not xs:
         return []
     return list(hlo.OptimizationBarrierOp(list(xs)).results)
-
-
-optimization_barrier_p = Primitive("optimization_barrier", multiple_results=True)
-optimization_barrier_p.abstract_eval = _barrier_abstract_eval
-optimization_barrier_p.lower = _barrier_lower
 
 
 # --- reduce_precision -----------------------------------------------------------------------------
@@ -50,16 +47,6 @@ def _reduce_precision_abstract_eval(x, *, exponent_bits, mantissa_bits):
 
 def _reduce_precision_lower(ctx, x, *, exponent_bits, mantissa_bits):
     return [hlo.reduce_precision(x, exponent_bits, mantissa_bits)]
-
-
-reduce_precision_p = Primitive("reduce_precision")
-reduce_precision_p.abstract_eval = _reduce_precision_abstract_eval
-reduce_precision_p.lower = _reduce_precision_lower
-
-
-# --- differentiation and batching rules ---------------------------------------------------------
-from yax.interpreters.ad_util import Zero, instantiate  # noqa: E402
-from yax.primitives._ad_rules import linear_jvp  # noqa: E402
 
 
 def _barrier_jvp(primals, tangents):
@@ -83,12 +70,21 @@ def _barrier_batch(args, dims):
     return list(optimization_barrier_p.bind(*args)), list(dims)
 
 
-optimization_barrier_p.jvp = _barrier_jvp
-optimization_barrier_p.transpose = _barrier_transpose
-optimization_barrier_p.batch = _barrier_batch
+optimization_barrier_p = Primitive(
+    "optimization_barrier", multiple_results=True, abstract_eval=_barrier_abstract_eval,
+    lower=_barrier_lower, jvp=_barrier_jvp, transpose=_barrier_transpose, batch=_barrier_batch)
 
+
+def _reduce_precision_transpose(cts, x, **params):
+    return [reduce_precision_p.bind(cts[0], **params)]
+
+
+def _reduce_precision_batch(args, dims, **params):
+    return [reduce_precision_p.bind(args[0], **params)], [dims[0]]
+
+
+reduce_precision_p = Primitive(
+    "reduce_precision", abstract_eval=_reduce_precision_abstract_eval,
+    lower=_reduce_precision_lower, transpose=_reduce_precision_transpose,
+    batch=_reduce_precision_batch)
 linear_jvp(reduce_precision_p)
-reduce_precision_p.transpose = lambda cts, x, **params: [reduce_precision_p.bind(cts[0],
-                                                                                 **params)]
-reduce_precision_p.batch = lambda args, dims, **params: (
-    [reduce_precision_p.bind(args[0], **params)], [dims[0]])

@@ -92,8 +92,6 @@ def _solve(a, b):
     return triangular_solve(lu, y, left_side=True, lower=False)
 
 
-eig_p = Primitive("eig", multiple_results=True)
-eig_p.abstract_eval = _eig_abstract_eval
-eig_p.lower = _eig_lower
-eig_p.jvp = _eig_jvp
+eig_p = Primitive("eig", multiple_results=True, abstract_eval=_eig_abstract_eval,
+                  lower=_eig_lower, jvp=_eig_jvp)
 C.batch_leading(eig_p)

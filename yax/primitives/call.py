@@ -3,8 +3,8 @@
 Its param `jaxpr` is a const-free closed jaxpr; its operands are the captured values followed by
 the function's flattened arguments. Eagerly it compiles `jaxpr` once and runs it; when lowered
 inside a larger program it becomes a call to a private function (lowered once per module).
-Transformation rules (jvp, partial evaluation, transpose, batching) come with their issues and
-keep the inner program staged.
+Transformation rules (jvp, partial evaluation, transpose, batching) keep the inner program
+staged; checkify checks it inline.
 """
 
 from __future__ import annotations

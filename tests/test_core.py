@@ -96,6 +96,33 @@ def test_missing_rule_names_primitive_and_transformation():
         fake.batch((), ())
 
 
+def test_define_rejects_unknown_rule_names():
+    from yax.core.primitive import Primitive
+    prim = Primitive("fake_define_op")
+    with pytest.raises(TypeError, match=r"`fake_define_op`.*jvpp.*not a rule name"):
+        prim.define(jvpp=lambda primals, tangents: ((), ()))
+    with pytest.raises(TypeError, match=r"`fake_define_op`.*batching, lowering"):
+        prim.define(lowering=None, batching=None)
+
+
+def test_unset_rule_raises_naming_primitive_and_transformation():
+    from yax.core.primitive import Primitive, has_rule
+    from yax.errors import NotImplementedRuleError
+
+    def lower(ctx, x):
+        return [x]
+    prim = Primitive("fake_unset_op", lower=lower)
+    prim.define(jvp=None)  # None leaves a rule as it is: still unset
+    assert prim.lower is lower and has_rule(prim, "lower") and not has_rule(prim, "jvp")
+    expected = {"abstract_eval": "abstract evaluation", "jvp": "differentiation",
+                "transpose": "transposition", "batch": "batching"}
+    for rule, transformation in expected.items():
+        with pytest.raises(NotImplementedRuleError,
+                           match=rf"{transformation}.*`fake_unset_op`"):
+            getattr(prim, rule)()
+    assert prim.impl is None and prim.partial_eval is None and prim.checkify is None
+
+
 def test_only_runtime_imports_jax():
     root = pathlib.Path(yax.__file__).parent
     pattern = re.compile(r"^\s*(import jax\b|from jax(\.| import))", re.M)

@@ -49,6 +49,11 @@ class Trace:
         """As `process_custom_jvp_call`, for a custom_vjp function."""
         return call.bind_call(args)
 
+    def binds_axis(self, axis_name) -> bool:
+        """Whether this trace binds the named axis that collectives (psum, axis_index, ...) act
+        across: a vmap given that axis_name."""
+        return False
+
     def is_unknown_tangent(self, tracer) -> bool:
         """Whether `tracer` is a tangent this trace stages into a linear program that is only
         ever transposed (reverse mode: linearize's unknowns)."""

@@ -44,9 +44,6 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
 
 # --- zeros_like: materialise a zero of a given aval ---
 
-zeros_like_p = Primitive("zeros")
-
-
 def _zeros_abstract_eval(*, shape, dtype):
     return ShapedArray(shape, dtype)
 
@@ -55,12 +52,16 @@ def _zeros_lower(ctx, *, shape, dtype):
     return [mlir.constant(np.zeros(shape, dtype))]
 
 
-zeros_like_p.abstract_eval = _zeros_abstract_eval
-zeros_like_p.lower = _zeros_lower
-zeros_like_p.jvp = lambda primals, tangents, **params: (
-    [bind(zeros_like_p, **params)], [Zero(ShapedArray(params["shape"], params["dtype"]))])
-zeros_like_p.batch = lambda args, dims, *, shape, dtype: (
-    [bind(zeros_like_p, shape=shape, dtype=dtype)], [None])
+def _zeros_jvp(primals, tangents, *, shape, dtype):
+    return [bind(zeros_like_p, shape=shape, dtype=dtype)], [Zero(ShapedArray(shape, dtype))]
+
+
+def _zeros_batch(args, dims, *, shape, dtype):
+    return [bind(zeros_like_p, shape=shape, dtype=dtype)], [None]
+
+
+zeros_like_p = Primitive("zeros", abstract_eval=_zeros_abstract_eval, lower=_zeros_lower,
+                         jvp=_zeros_jvp, batch=_zeros_batch)
 
 
 def zeros_like_aval(aval: ShapedArray):
@@ -73,9 +74,6 @@ def instantiate(x):
 
 
 # --- add_any: x + y of identical types, linear in both ---
-
-add_any_p = Primitive("add_any")
-
 
 def _add_any_abstract_eval(x, y):
     assert (x.shape, x.dtype) == (y.shape, y.dtype), (x, y)
@@ -105,11 +103,9 @@ def _size(x, y, dx, dy) -> int:
     return x.shape[dx] if dx is not None else y.shape[dy]
 
 
-add_any_p.abstract_eval = _add_any_abstract_eval
-add_any_p.lower = lambda ctx, x, y: [hlo.add(x, y)]
-add_any_p.jvp = _add_any_jvp
-add_any_p.transpose = _add_any_transpose
-add_any_p.batch = _add_any_batch
+add_any_p = Primitive("add_any", abstract_eval=_add_any_abstract_eval,
+                      lower=lambda ctx, x, y: [hlo.add(x, y)], jvp=_add_any_jvp,
+                      transpose=_add_any_transpose, batch=_add_any_batch)
 
 
 def add_tangents(x, y):

@@ -43,6 +43,9 @@ class BatchTrace(Trace):
         self.axis_size = axis_size
         self.axis_name = axis_name
 
+    def binds_axis(self, axis_name) -> bool:
+        return self.axis_name == axis_name
+
     def split(self, x):
         if isinstance(x, BatchTracer) and x._trace is self:
             return x.val, x.bdim

@@ -12,6 +12,8 @@ derivative" (the output tangent is a symbolic Zero).
 
 from __future__ import annotations
 
+import numpy as np
+
 from yax import errors
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
@@ -34,6 +36,7 @@ from yax.primitives._elementwise_family import (
     unary_family,
 )
 from yax.primitives._lax import lax
+from yax.primitives.checkify_rules import any_true, checked_by, fold
 
 # --- unary ---------------------------------------------------------------------------------------
 
@@ -218,6 +221,19 @@ binary_primitives["add"].define(transpose=_add_transpose)
 binary_primitives["sub"].define(transpose=_sub_transpose)
 binary_primitives["mul"].define(transpose=_mul_transpose)
 binary_primitives["div"].define(transpose=_div_transpose)
+
+
+def _division_by_zero(error, args, outs):
+    """checkify's "div" check: an integer divisor that is zero."""
+    divisor = error.eqn.inputs[1].aval
+    if "div" not in error.enabled or not dtypes.is_int(divisor.dtype):
+        return error
+    zero = lax.eq(args[1], np.zeros((), divisor.dtype))
+    return fold(error, any_true(zero), f"division by zero in {error.eqn.primitive.name}")
+
+
+binary_primitives["div"].define(checkify=checked_by(_division_by_zero))
+binary_primitives["rem"].define(checkify=checked_by(_division_by_zero))
 
 
 # --- pow(x, y): a float base, a float or integer exponent ----------------------------------------

@@ -3,8 +3,8 @@
 Its param `jaxpr` is a const-free closed jaxpr; its operands are the captured values followed by
 the function's flattened arguments. Eagerly it compiles `jaxpr` once and runs it; when lowered
 inside a larger program it becomes a call to a private function (lowered once per module).
-Transformation rules (jvp, partial evaluation, transpose, batching) come with their issues and
-keep the inner program staged.
+Transformation rules (jvp, partial evaluation, transpose, batching) keep the inner program
+staged; checkify checks it inline.
 """
 
 from __future__ import annotations
@@ -12,9 +12,14 @@ from __future__ import annotations
 from yax import errors
 from yax.compile.run import compile_closed_jaxpr, run_closed_jaxpr  # noqa: F401 (re-exported)
 from yax.core.primitive import Primitive
-from yax.interpreters import lowering
-
-pjit_p = Primitive("pjit", multiple_results=True)
+from yax.core.trace import bind, use_trace
+from yax.interpreters import ad_util, batching, lowering
+from yax.interpreters import jvp as jvp_interp
+from yax.interpreters.checkify import inline_checked
+from yax.interpreters.partial_eval import partial_eval_jaxpr
+from yax.interpreters.rule_cache import cached
+from yax.interpreters.staging import closure_convert
+from yax.interpreters.transpose import is_undefined, transpose_jaxpr
 
 
 def _pjit_abstract_eval(*avals, jaxpr, name):
@@ -36,19 +41,7 @@ def _pjit_impl(*arrays, jaxpr, name):
     return run_closed_jaxpr(jaxpr, arrays)
 
 
-pjit_p.abstract_eval = _pjit_abstract_eval
-pjit_p.lower = _pjit_lower
-pjit_p.impl = _pjit_impl
-
-
 # --- transformation rules: each transforms the inner program and keeps it staged ---------------
-from yax.core.trace import bind, use_trace  # noqa: E402
-from yax.interpreters import ad_util, batching  # noqa: E402
-from yax.interpreters import jvp as jvp_interp  # noqa: E402
-from yax.interpreters.partial_eval import partial_eval_jaxpr  # noqa: E402
-from yax.interpreters.rule_cache import cached  # noqa: E402
-from yax.interpreters.staging import closure_convert  # noqa: E402
-from yax.interpreters.transpose import is_undefined, transpose_jaxpr  # noqa: E402
 
 
 def _const_free(closed) -> tuple:
@@ -116,7 +109,7 @@ def _pjit_batch(args, dims, *, jaxpr, name):
     return outs, out_dims
 
 
-pjit_p.jvp = _pjit_jvp
-pjit_p.partial_eval = _pjit_partial_eval
-pjit_p.transpose = _pjit_transpose
-pjit_p.batch = _pjit_batch
+pjit_p = Primitive("pjit", multiple_results=True, abstract_eval=_pjit_abstract_eval,
+                   lower=_pjit_lower, impl=_pjit_impl, jvp=_pjit_jvp,
+                   partial_eval=_pjit_partial_eval, transpose=_pjit_transpose, batch=_pjit_batch,
+                   checkify=inline_checked)

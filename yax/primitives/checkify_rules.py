@@ -5,9 +5,6 @@ A primitive that can fail at run time carries a rule `p.checkify(error, *args, *
 one check site's predicate to the state, `index_check` is the out-of-bounds check that gather,
 scatter and the dynamic slices share, and `checked_by(check)` turns "bind, then check" into a
 rule. Primitives without a rule get `default_rule`: bind, then the NaN check.
-
-The integer division rules and the call-like primitives (pjit, remat) get their rules at the end
-of this file: their families are shared tables in modules this change does not touch.
 """
 
 from __future__ import annotations
@@ -15,12 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from yax.core import dtypes
-from yax.interpreters.checkify import PAYLOAD, CheckedError, inline_checked, payload_dtype
+from yax.interpreters.checkify import PAYLOAD, CheckedError, payload_dtype
 from yax.interpreters.eval_jaxpr import bind_eqn
-from yax.primitives import elementwise
 from yax.primitives._lax import lax
-from yax.primitives.call import pjit_p
-from yax.primitives.remat import remat_p
 
 
 def source_of(eqn) -> str | None:
@@ -103,17 +97,3 @@ def index_check(error: CheckedError, index_dims, uppers, sizes, idx) -> CheckedE
     name = error.eqn.primitive.name
     return fold(error, any_true(bad), f"out-of-bounds indexing in {name}: index {{0}} is out of "
                 f"bounds for axis {{1}} with size {{2}}", [value, axis, size], (0, 1, 2))
-
-
-def _division_by_zero(error: CheckedError, args, outs) -> CheckedError:
-    divisor = error.eqn.inputs[1].aval
-    if "div" not in error.enabled or not dtypes.is_int(divisor.dtype):
-        return error
-    zero = lax.eq(args[1], np.zeros((), divisor.dtype))
-    return fold(error, any_true(zero), f"division by zero in {error.eqn.primitive.name}")
-
-
-elementwise.div_p.checkify = checked_by(_division_by_zero)
-elementwise.rem_p.checkify = checked_by(_division_by_zero)
-pjit_p.checkify = inline_checked
-remat_p.checkify = inline_checked  # checkify's own result is not rematerialised

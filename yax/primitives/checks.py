@@ -19,10 +19,6 @@ from yax.primitives._lax import lax
 from yax.primitives.callbacks import HostCallback, _callback_lower
 from yax.primitives.checkify_rules import any_true, fold
 
-check_p = Primitive("check", multiple_results=True)
-check_p.abstract_eval = lambda pred, *args, msg: []
-check_p.has_effect = lambda params: True  # never dropped as dead code
-
 
 def _raise_if_false(pred, args, msg, location):
     pred = np.asarray(pred)
@@ -89,8 +85,7 @@ def _check_checkify(error, pred, *fmt_args, msg):
     return fold(error, any_true(failing), msg, values, ints), []
 
 
-check_p.impl = _check_impl
-check_p.lower = _check_lower
-check_p.jvp = _check_jvp
-check_p.batch = _check_batch
-check_p.checkify = _check_checkify
+check_p = Primitive("check", multiple_results=True, abstract_eval=lambda pred, *args, msg: [],
+                    impl=_check_impl, lower=_check_lower, jvp=_check_jvp, batch=_check_batch,
+                    checkify=_check_checkify)
+check_p.has_effect = lambda params: True  # never dropped as dead code

@@ -47,7 +47,7 @@ def find_axis_trace(axis_name) -> batching.BatchTrace:
                               "given to vmap(..., axis_name=...)")
     trace = current_trace()
     while trace is not None:
-        if isinstance(trace, batching.BatchTrace) and trace.axis_name == axis_name:
+        if trace.binds_axis(axis_name):
             return trace
         trace = trace.parent
     mesh_axis = mesh_axes.find_mesh_axis(axis_name)

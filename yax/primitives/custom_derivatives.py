@@ -38,11 +38,6 @@ from yax.interpreters.transpose import is_undefined, transpose_jaxpr
 from yax.primitives.call import run_closed_jaxpr
 from yax.runtime.values import aval_of
 
-custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
-custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
-custom_vjp_lin_p = Primitive("custom_vjp_lin", multiple_results=True)
-
-
 # --- shared: a primitive that computes its `call_jaxpr` -------------------------------------------
 
 def _call_abstract_eval(*avals, call_jaxpr, **_):
@@ -148,11 +143,11 @@ def _batched_jvp_rule(rule: JVPRule, size: int, n_out: int) -> JVPRule:
     return cached(("custom_jvp_rule_batch", rule, size), make, lambda v: [])
 
 
-custom_jvp_call_p.abstract_eval = _call_abstract_eval
-custom_jvp_call_p.impl = _call_impl
-custom_jvp_call_p.lower = _call_lower
-custom_jvp_call_p.jvp = _custom_jvp_jvp
-custom_jvp_call_p.batch = _custom_call_batcher(custom_jvp_call_p, _batched_jvp_rule)
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True,
+                              abstract_eval=_call_abstract_eval, impl=_call_impl,
+                              lower=_call_lower, jvp=_custom_jvp_jvp)
+# the batcher binds the primitive it is made for
+custom_jvp_call_p.define(batch=_custom_call_batcher(custom_jvp_call_p, _batched_jvp_rule))
 
 
 # --- custom_vjp_call --------------------------------------------------------------------------
@@ -227,11 +222,10 @@ def _make_batched_vjp_rule(rule: VJPRule, size: int, n_out: int) -> VJPRule:
     return VJPRule(fwd, bwd, f"vmap({rule.name})")
 
 
-custom_vjp_call_p.abstract_eval = _call_abstract_eval
-custom_vjp_call_p.impl = _call_impl
-custom_vjp_call_p.lower = _call_lower
-custom_vjp_call_p.jvp = _custom_vjp_jvp
-custom_vjp_call_p.batch = _custom_call_batcher(custom_vjp_call_p, _batched_vjp_rule)
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True,
+                              abstract_eval=_call_abstract_eval, impl=_call_impl,
+                              lower=_call_lower, jvp=_custom_vjp_jvp)
+custom_vjp_call_p.define(batch=_custom_call_batcher(custom_vjp_call_p, _batched_vjp_rule))
 
 
 # --- custom_vjp_lin: the linear map whose transpose is the user's bwd -------------------------
@@ -402,9 +396,6 @@ def _lin_batch(args, dims, *, rule, res_tree, call_jaxpr, num_consts, num_res, d
     return outs, [0] * len(outs)
 
 
-custom_vjp_lin_p.abstract_eval = _lin_abstract_eval
-custom_vjp_lin_p.impl = _lin_impl
-custom_vjp_lin_p.lower = _lin_lower
-custom_vjp_lin_p.jvp = _lin_jvp
-custom_vjp_lin_p.transpose = _lin_transpose
-custom_vjp_lin_p.batch = _lin_batch
+custom_vjp_lin_p = Primitive("custom_vjp_lin", multiple_results=True,
+                             abstract_eval=_lin_abstract_eval, impl=_lin_impl, lower=_lin_lower,
+                             jvp=_lin_jvp, transpose=_lin_transpose, batch=_lin_batch)

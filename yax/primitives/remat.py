@@ -20,6 +20,7 @@ from yax.core.trace import bind, use_trace
 from yax.interpreters import lowering
 from yax.interpreters.ad_util import Zero, tangent_aval
 from yax.interpreters.batching import axis_size_of, batch_jaxpr
+from yax.interpreters.checkify import inline_checked
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.jvp import jvp_jaxpr
 from yax.interpreters.mlir import hlo
@@ -33,8 +34,6 @@ from yax.interpreters.staging import (
 )
 from yax.interpreters.transpose import is_undefined, transpose_jaxpr
 from yax.primitives.call import run_closed_jaxpr
-
-remat_p = Primitive("remat", multiple_results=True)
 
 
 def _remat_abstract_eval(*avals, jaxpr, policy, prevent_cse):
@@ -195,21 +194,23 @@ def _saveable(policy, eqn) -> bool:
     return bool(policy(eqn.primitive, *[a.aval for a in eqn.inputs], **eqn.params))
 
 
-remat_p.abstract_eval = _remat_abstract_eval
-remat_p.impl = _remat_impl
-remat_p.lower = _remat_lower
-remat_p.jvp = _remat_jvp
-remat_p.transpose = _remat_transpose
-remat_p.batch = _remat_batch
-remat_p.partial_eval = _remat_partial_eval
+# checkify's own result is not rematerialised: its rule inlines the sub-program
+remat_p = Primitive("remat", multiple_results=True, abstract_eval=_remat_abstract_eval,
+                    impl=_remat_impl, lower=_remat_lower, jvp=_remat_jvp,
+                    transpose=_remat_transpose, batch=_remat_batch,
+                    partial_eval=_remat_partial_eval, checkify=inline_checked)
 
 
 # --- checkpoint_name: an identity that policies can select ------------------------------------
 
-name_p = Primitive("name")
-name_p.abstract_eval = lambda x, *, name: x
-name_p.lower = lambda ctx, x, *, name: [x]
-name_p.jvp = lambda primals, tangents, *, name: ([bind(name_p, primals[0], name=name)],
-                                                 [tangents[0]])
-name_p.transpose = lambda cts, x, *, name: [cts[0]]
-name_p.batch = lambda args, dims, *, name: ([bind(name_p, args[0], name=name)], [dims[0]])
+def _name_jvp(primals, tangents, *, name):
+    return [bind(name_p, primals[0], name=name)], [tangents[0]]
+
+
+def _name_batch(args, dims, *, name):
+    return [bind(name_p, args[0], name=name)], [dims[0]]
+
+
+name_p = Primitive("name", abstract_eval=lambda x, *, name: x,
+                   lower=lambda ctx, x, *, name: [x], jvp=_name_jvp,
+                   transpose=lambda cts, x, *, name: [cts[0]], batch=_name_batch)

@@ -16,6 +16,7 @@ import numpy as np
 
 from yax import errors
 from yax.core.avals import ShapedArray
+from yax.core.primitive import Primitive
 from yax.interpreters import mlir
 from yax.interpreters.ad_util import Zero, add_tangents, zeros_like_aval
 from yax.interpreters.batching import axis_size_of, move_batch_axis
@@ -33,7 +34,6 @@ from yax.primitives.slicing import (
     _check_index_map,
     _clamp_indices,
     _jvp_linear_in,
-    _make,
     _shift,
     _sorted_axes,
     _stack_starts,
@@ -123,6 +123,16 @@ def _scatter_lower(combine):
     return rule
 
 
+# checkify: the start indices of every update window must fit in the operand
+def _scatter_bounds(error, args, outs):
+    operand, updates = error.eqn.inputs[0].aval, error.eqn.inputs[2].aval
+    dn = error.eqn.params["dimension_numbers"]
+    sizes = _scatter_window_sizes(operand, updates, dn)
+    dims = list(dn.scatter_dims_to_operand_dims)
+    return index_check(error, dims, [operand.shape[d] - sizes[d] for d in dims],
+                       [operand.shape[d] for d in dims], args[1])
+
+
 SCATTER_TABLE = [
     # name, combiner (current value, update) -> new value
     ("scatter", lambda old, new: new),
@@ -132,7 +142,9 @@ SCATTER_TABLE = [
     ("scatter_max", hlo.maximum),
 ]
 
-scatter_primitives = {name: _make(name, _scatter_abstract_eval(name), _scatter_lower(combine))
+scatter_primitives = {name: Primitive(name, abstract_eval=_scatter_abstract_eval(name),
+                                      lower=_scatter_lower(combine),
+                                      checkify=checked_by(_scatter_bounds))
                       for name, combine in SCATTER_TABLE}
 scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p = (
     scatter_primitives[name] for name, _ in SCATTER_TABLE)
@@ -180,7 +192,7 @@ def _scatter_batch(prim):
 
 
 for _prim in scatter_primitives.values():
-    _prim.batch = _scatter_batch(_prim)
+    _prim.define(batch=_scatter_batch(_prim))
 
 
 # scatter_add
@@ -194,7 +206,7 @@ def _scatter_add_transpose(cts, x, indices, updates, *, dimension_numbers, indic
 
 
 _jvp_linear_in(scatter_add_p, (0, 2))
-scatter_add_p.transpose = _scatter_add_transpose
+scatter_add_p.define(transpose=_scatter_add_transpose)
 
 
 # scatter: with duplicate indices one update wins each entry, and XLA picks the same winner for
@@ -232,7 +244,7 @@ def _scatter_transpose(cts, x, indices, updates, *, dimension_numbers, indices_a
 
 
 _jvp_linear_in(scatter_p, (0, 2))
-scatter_p.transpose = _scatter_transpose
+scatter_p.define(transpose=_scatter_transpose)
 
 
 # scatter_mul: linear in the operand only
@@ -293,8 +305,7 @@ def _scatter_mul_transpose(cts, x, indices, updates, **params):
     return [scatter_mul_p.bind(cts[0], indices, updates, **params), None, None]
 
 
-scatter_mul_p.jvp = _scatter_mul_jvp
-scatter_mul_p.transpose = _scatter_mul_transpose
+scatter_mul_p.define(jvp=_scatter_mul_jvp, transpose=_scatter_mul_transpose)
 
 
 # scatter_min / scatter_max: the tangent of each output entry is the mean of the tangents of the
@@ -324,8 +335,8 @@ def _scatter_extremum_jvp(prim):
     return jvp
 
 
-scatter_min_p.jvp = _scatter_extremum_jvp(scatter_min_p)
-scatter_max_p.jvp = _scatter_extremum_jvp(scatter_max_p)
+scatter_min_p.define(jvp=_scatter_extremum_jvp(scatter_min_p))
+scatter_max_p.define(jvp=_scatter_extremum_jvp(scatter_max_p))
 
 
 # --- rules of slicing.py's primitives that are scatters ----------------------------------------
@@ -365,19 +376,5 @@ def _gather_transpose(cts, x, indices, *, dimension_numbers, slice_sizes, indice
                                unique_indices=unique_indices, mode=mode), None]
 
 
-dynamic_update_slice_p.batch = _dynamic_update_slice_batch
-gather_p.transpose = _gather_transpose
-
-
-# checkify: the start indices of every update window must fit in the operand
-def _scatter_bounds(error, args, outs):
-    operand, updates = error.eqn.inputs[0].aval, error.eqn.inputs[2].aval
-    dn = error.eqn.params["dimension_numbers"]
-    sizes = _scatter_window_sizes(operand, updates, dn)
-    dims = list(dn.scatter_dims_to_operand_dims)
-    return index_check(error, dims, [operand.shape[d] - sizes[d] for d in dims],
-                       [operand.shape[d] for d in dims], args[1])
-
-
-for _prim in scatter_primitives.values():
-    _prim.checkify = checked_by(_scatter_bounds)
+dynamic_update_slice_p.define(batch=_dynamic_update_slice_batch)
+gather_p.define(transpose=_gather_transpose)

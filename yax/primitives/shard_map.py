@@ -39,9 +39,6 @@ from yax.primitives._lax import lax
 from yax.runtime.named_sharding import NamedSharding
 from yax.runtime.partition_spec import PartitionSpec
 
-shard_map_p = Primitive("shard_map", multiple_results=True)
-
-
 # --- shapes ----------------------------------------------------------------------------------
 
 def dim_axes(mesh, spec, ndim: int) -> list[tuple]:
@@ -263,10 +260,6 @@ def _batch(args, dims, *, jaxpr, mesh, in_specs, out_specs, check_vma, name):
     return outs, list(out_dims)
 
 
-shard_map_p.abstract_eval = _abstract_eval
-shard_map_p.lower = _lower
-shard_map_p.impl = _impl
-shard_map_p.jvp = _jvp
-shard_map_p.partial_eval = _partial_eval
-shard_map_p.transpose = _transpose
-shard_map_p.batch = _batch
+shard_map_p = Primitive("shard_map", multiple_results=True, abstract_eval=_abstract_eval,
+                        lower=_lower, impl=_impl, jvp=_jvp, partial_eval=_partial_eval,
+                        transpose=_transpose, batch=_batch)

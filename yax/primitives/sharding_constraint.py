@@ -18,6 +18,7 @@ from yax.compile.placement import broadcast_prefix
 from yax.core.avals import ShapedArray
 from yax.core.primitive import Primitive
 from yax.interpreters import sharding_lowering as sl
+from yax.primitives._ad_rules import linear_jvp
 from yax.runtime import sharding_bridge, transfer
 from yax.runtime.array import Array
 from yax.runtime.mesh import current_mesh
@@ -44,12 +45,6 @@ def _impl(x, *, sharding, mesh):  # eager: a list of outputs, as process_primiti
     return [Array(transfer.device_put_sharded(np.asarray(x), sharding), x.aval)]
 
 
-sharding_constraint_p = Primitive("sharding_constraint")
-sharding_constraint_p.abstract_eval = _abstract_eval
-sharding_constraint_p.lower = _lower
-sharding_constraint_p.impl = _impl
-
-
 def _transpose(cts, x, *, sharding, mesh):
     return [sharding_constraint_p.bind(cts[0] if isinstance(cts, (list, tuple)) else cts,
                                        sharding=sharding, mesh=mesh)]
@@ -65,11 +60,9 @@ def _batch(args, dims, *, sharding, mesh):
     return [sharding_constraint_p.bind(x, sharding=batched, mesh=mesh)], [d]
 
 
-from yax.primitives._ad_rules import linear_jvp  # noqa: E402
-
+sharding_constraint_p = Primitive("sharding_constraint", abstract_eval=_abstract_eval,
+                                  lower=_lower, impl=_impl, transpose=_transpose, batch=_batch)
 linear_jvp(sharding_constraint_p)
-sharding_constraint_p.transpose = _transpose
-sharding_constraint_p.batch = _batch
 
 
 def _named(s) -> NamedSharding:

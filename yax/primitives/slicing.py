@@ -28,21 +28,19 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import ShapedArray
+from yax.core.avals import ShapedArray, TypedScalar
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
+from yax.interpreters.ad_util import Zero, instantiate, zeros_like_aval
+from yax.interpreters.batching import axis_size_of, move_batch_axis
 from yax.interpreters.mlir import hlo
+from yax.interpreters.transpose import is_undefined
 from yax.primitives._checks import same_dtypes
+from yax.primitives._lax import lax
+from yax.primitives.checkify_rules import checked_by, index_check
 from yax.runtime.values import aval_of
 
 ir = mlir.ir
-
-
-def _make(name, abstract_eval, lower) -> Primitive:
-    prim = Primitive(name)
-    prim.abstract_eval = abstract_eval
-    prim.lower = lower
-    return prim
 
 
 # --- slice(x, start_indices, limit_indices, strides) ----------------------------------------------
@@ -69,9 +67,6 @@ def _slice_lower(ctx, x, *, start_indices, limit_indices, strides):
     strides = (1,) * len(start_indices) if strides is None else strides
     return [hlo.slice(x, mlir.dense_i64(start_indices), mlir.dense_i64(limit_indices),
                       mlir.dense_i64(strides))]
-
-
-slice_p = _make("slice", _slice_abstract_eval, _slice_lower)
 
 
 # --- dynamic_slice(x, *starts, slice_sizes) / dynamic_update_slice(x, update, *starts) ------------
@@ -101,9 +96,6 @@ def _dynamic_slice_lower(ctx, x, *starts, slice_sizes):
     return [hlo.dynamic_slice(x, list(starts), mlir.dense_i64(slice_sizes))]
 
 
-dynamic_slice_p = _make("dynamic_slice", _dynamic_slice_abstract_eval, _dynamic_slice_lower)
-
-
 def _dynamic_update_slice_abstract_eval(x, update, *starts):
     _check_starts("dynamic_update_slice", x, starts)
     same_dtypes("dynamic_update_slice (operand and update)", [x, update])
@@ -117,10 +109,6 @@ def _dynamic_update_slice_abstract_eval(x, update, *starts):
 
 def _dynamic_update_slice_lower(ctx, x, update, *starts):
     return [hlo.dynamic_update_slice(x, update, list(starts))]
-
-
-dynamic_update_slice_p = _make("dynamic_update_slice", _dynamic_update_slice_abstract_eval,
-                               _dynamic_update_slice_lower)
 
 
 # --- gather / scatter params ----------------------------------------------------------------------
@@ -331,25 +319,13 @@ def _gather_lower(ctx, operand, indices, *, dimension_numbers, slice_sizes, indi
     return [hlo.select(mask, out, fill)]
 
 
-gather_p = _make("gather", _gather_abstract_eval, _gather_lower)
-
-
 # --- differentiation and batching rules -----------------------------------------------------------
 # Slices, gathers and scatter/scatter_add are linear in their array operands (jointly), never in
 # their integer indices, which stay fixed: the JVP applies the primitive to the tangents, and the
 # transposes pair up as slice <-> pad, dynamic_slice <-> dynamic_update_slice, gather <->
 # scatter_add. Batched indices turn dynamic slices into gathers/scatters with batching dims.
 
-from yax.core.avals import TypedScalar  # noqa: E402
-from yax.interpreters.ad_util import Zero, instantiate, zeros_like_aval  # noqa: E402
-from yax.interpreters.batching import axis_size_of, move_batch_axis  # noqa: E402
-from yax.interpreters.transpose import is_undefined  # noqa: E402
-from yax.primitives._lax import lax  # noqa: E402
-from yax.primitives.checkify_rules import checked_by, index_check  # noqa: E402
-
 _MODE = GatherScatterMode
-
-
 
 
 def _shift(axes) -> tuple:
@@ -371,7 +347,29 @@ def _jvp_linear_in(prim, linear: tuple) -> None:
         args = [instantiate(t) if i in linear else p
                 for i, (p, t) in enumerate(zip(primals, tangents, strict=True))]
         return [out], [prim.bind(*args, **params)]
-    prim.jvp = jvp
+    prim.define(jvp=jvp)
+
+
+# checkify: the start indices of every window must fit in the operand
+def _gather_bounds(error, args, outs):
+    operand, dn = error.eqn.inputs[0].aval, error.eqn.params["dimension_numbers"]
+    sizes, dims = error.eqn.params["slice_sizes"], list(dn.start_index_map)
+    return index_check(error, dims, [operand.shape[d] - sizes[d] for d in dims],
+                       [operand.shape[d] for d in dims], args[1])
+
+
+def _window_bounds(first_start: int, window):
+    def check(error, args, outs):
+        operand, starts = error.eqn.inputs[0].aval, args[first_start:]
+        if not starts:
+            return error
+        size = window(error.eqn)
+        stacked = lax.concatenate([lax.reshape(lax.convert_element_type(s, np.int32), (1,))
+                                   for s in starts], 0)
+        return index_check(error, list(range(operand.ndim)),
+                           [operand.shape[d] - size[d] for d in range(operand.ndim)],
+                           list(operand.shape), stacked)
+    return check
 
 
 # slice
@@ -395,9 +393,9 @@ def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
                          limit_indices=(size,) + tuple(limit_indices), strides=strides)], [0]
 
 
+slice_p = Primitive("slice", abstract_eval=_slice_abstract_eval, lower=_slice_lower,
+                    transpose=_slice_transpose, batch=_slice_batch)
 _jvp_linear_in(slice_p, (0,))
-slice_p.transpose = _slice_transpose
-slice_p.batch = _slice_batch
 
 
 # dynamic_slice / dynamic_update_slice
@@ -449,11 +447,17 @@ def _dynamic_update_slice_transpose(cts, x, update, *starts):
     return [ct_x, ct_update] + [None] * len(starts)
 
 
+dynamic_slice_p = Primitive(
+    "dynamic_slice", abstract_eval=_dynamic_slice_abstract_eval, lower=_dynamic_slice_lower,
+    transpose=_dynamic_slice_transpose, batch=_dynamic_slice_batch,
+    checkify=checked_by(_window_bounds(1, lambda eqn: eqn.params["slice_sizes"])))
 _jvp_linear_in(dynamic_slice_p, (0,))
-dynamic_slice_p.transpose = _dynamic_slice_transpose
-dynamic_slice_p.batch = _dynamic_slice_batch
+# its batching rule is a scatter: it is set in yax/primitives/scatter.py
+dynamic_update_slice_p = Primitive(
+    "dynamic_update_slice", abstract_eval=_dynamic_update_slice_abstract_eval,
+    lower=_dynamic_update_slice_lower, transpose=_dynamic_update_slice_transpose,
+    checkify=checked_by(_window_bounds(2, lambda eqn: eqn.inputs[1].aval.shape)))
 _jvp_linear_in(dynamic_update_slice_p, (0, 1))
-dynamic_update_slice_p.transpose = _dynamic_update_slice_transpose
 
 
 # gather
@@ -494,33 +498,6 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
                           **params)], [0]
 
 
-gather_p.jvp = _gather_jvp
-gather_p.batch = _gather_batch
-
-
-# checkify: the start indices of every window must fit in the operand
-def _gather_bounds(error, args, outs):
-    operand, dn = error.eqn.inputs[0].aval, error.eqn.params["dimension_numbers"]
-    sizes, dims = error.eqn.params["slice_sizes"], list(dn.start_index_map)
-    return index_check(error, dims, [operand.shape[d] - sizes[d] for d in dims],
-                       [operand.shape[d] for d in dims], args[1])
-
-
-def _window_bounds(first_start: int, window):
-    def check(error, args, outs):
-        operand, starts = error.eqn.inputs[0].aval, args[first_start:]
-        if not starts:
-            return error
-        size = window(error.eqn)
-        stacked = lax.concatenate([lax.reshape(lax.convert_element_type(s, np.int32), (1,))
-                                   for s in starts], 0)
-        return index_check(error, list(range(operand.ndim)),
-                           [operand.shape[d] - size[d] for d in range(operand.ndim)],
-                           list(operand.shape), stacked)
-    return check
-
-
-gather_p.checkify = checked_by(_gather_bounds)
-dynamic_slice_p.checkify = checked_by(_window_bounds(1, lambda eqn: eqn.params["slice_sizes"]))
-dynamic_update_slice_p.checkify = checked_by(
-    _window_bounds(2, lambda eqn: eqn.inputs[1].aval.shape))
+# its transpose is a scatter_add: it is set in yax/primitives/scatter.py
+gather_p = Primitive("gather", abstract_eval=_gather_abstract_eval, lower=_gather_lower,
+                     jvp=_gather_jvp, batch=_gather_batch, checkify=checked_by(_gather_bounds))

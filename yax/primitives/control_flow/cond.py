@@ -28,8 +28,6 @@ from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.interpreters.transpose import is_undefined, transpose_jaxpr
 from yax.primitives._lax import lax
 
-cond_p = Primitive("cond", multiple_results=True)
-
 
 def _types(avals) -> list:
     return [(a.shape, a.dtype) for a in avals]
@@ -71,10 +69,6 @@ def _cond_lower(ctx, index, *args, branches):
         with ir.InsertionPoint(block):
             hlo.return_(lowering.lower_jaxpr_body(mctx, br.jaxpr, [], list(args)))
     return list(case.results)
-
-
-cond_p.abstract_eval = _cond_abstract_eval
-cond_p.lower = _cond_lower
 
 
 def join_branch_consts(closed_list) -> tuple[tuple, list]:
@@ -130,9 +124,6 @@ def _jvp_branches(branches, nonzero):
     jvps, consts = join_branch_consts(
         [jvp_interp.jvp_jaxpr(b, nonzero, instantiate=out_nz)[0] for b in branches])
     return jvps, consts, out_nz
-
-
-cond_p.jvp = _cond_jvp
 
 
 # --- partial evaluation: a known index splits every branch the same way ------------------------
@@ -203,9 +194,6 @@ def _pe_branches(branches, unknowns):
     return knowns, k_consts, staged, u_consts, out_unknowns, res_avals
 
 
-cond_p.partial_eval = _cond_partial_eval
-
-
 # --- transpose: the index and the residual operands are not linear ------------------------------
 
 def _cond_transpose(cts, index, *ops, branches):
@@ -220,9 +208,6 @@ def _cond_transpose(cts, index, *ops, branches):
                 branches=transposed)
     it = iter(outs)
     return [None] + [next(it) if lin else None for lin in linear]
-
-
-cond_p.transpose = _cond_transpose
 
 
 # --- batching: one cond for an unbatched index, a select of all branches for a batched one ------
@@ -262,9 +247,6 @@ def _batch_branches(branches, size, op_dims, axis_name):
     return batched, consts, wanted
 
 
-cond_p.batch = _cond_batch
-
-
 # checkify: every branch takes the error state after the predicate and returns it first
 def _cond_checkify(error, index, *args, branches):
     rewritten = []
@@ -283,4 +265,6 @@ def _reclosed(const_free: ClosedJaxpr, consts) -> ClosedJaxpr:
     return ClosedJaxpr(Jaxpr(j.invars[:n], j.invars[n:], j.eqns, j.outvars), consts)
 
 
-cond_p.checkify = _cond_checkify
+cond_p = Primitive("cond", multiple_results=True, abstract_eval=_cond_abstract_eval,
+                   lower=_cond_lower, jvp=_cond_jvp, partial_eval=_cond_partial_eval,
+                   transpose=_cond_transpose, batch=_cond_batch, checkify=_cond_checkify)

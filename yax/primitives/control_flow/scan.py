@@ -38,8 +38,6 @@ from yax.interpreters.partial_eval import partial_eval_jaxpr
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.interpreters.transpose import is_undefined, transpose_jaxpr
 
-scan_p = Primitive("scan", multiple_results=True)
-
 
 def _split(seq, num_consts: int, num_carry: int) -> tuple[list, list, list]:
     seq = list(seq)
@@ -135,10 +133,6 @@ def _scan_lower(ctx, *args, jaxpr, length, reverse, num_consts, num_carry, linea
     carry_start = 1 + num_consts
     ys_start = 1 + len(args)
     return results[carry_start:carry_start + num_carry] + results[ys_start:]
-
-
-scan_p.abstract_eval = _scan_abstract_eval
-scan_p.lower = _scan_lower
 
 
 # --- helpers for rearranging a body's parameters and results ---
@@ -360,12 +354,6 @@ def _scan_batch(args, dims, *, jaxpr, length, reverse, num_consts, num_carry, li
     return outs, out_bdims
 
 
-scan_p.jvp = _scan_jvp
-scan_p.partial_eval = _scan_partial_eval
-scan_p.transpose = _scan_transpose
-scan_p.batch = _scan_batch
-
-
 # checkify: the error state rides in the carry, so checks inside the body are threaded through
 def _scan_checkify(error, *args, jaxpr, length, reverse, num_consts, num_carry, linear, unroll):
     body, body_consts = checkify.checked_closed(jaxpr, error.table, num_consts)
@@ -376,4 +364,6 @@ def _scan_checkify(error, *args, jaxpr, length, reverse, num_consts, num_carry, 
     return error.with_state(outs[:3]), list(outs[3:])
 
 
-scan_p.checkify = _scan_checkify
+scan_p = Primitive("scan", multiple_results=True, abstract_eval=_scan_abstract_eval,
+                   lower=_scan_lower, jvp=_scan_jvp, partial_eval=_scan_partial_eval,
+                   transpose=_scan_transpose, batch=_scan_batch, checkify=_scan_checkify)

@@ -31,9 +31,6 @@ from yax.primitives._lax import lax
 from yax.primitives.callbacks import check_no_effects
 from yax.runtime.values import aval_of
 
-while_p = Primitive("while", multiple_results=True)
-
-
 
 def _split(args, cond_nconsts, body_nconsts):
     n = cond_nconsts + body_nconsts
@@ -92,10 +89,6 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
     return list(op.results)[n:]
 
 
-while_p.abstract_eval = _while_abstract_eval
-while_p.lower = _while_lower
-
-
 # --- forward mode ------------------------------------------------------------------------------
 
 def _nonzero(ts) -> list[bool]:
@@ -144,9 +137,6 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     return outs[:nc], t_out
 
 
-while_p.jvp = _while_jvp
-
-
 # --- reverse mode: refused with an explanation -------------------------------------------------
 
 def _while_partial_eval(trace, args, params):
@@ -157,9 +147,6 @@ def _while_partial_eval(trace, args, params):
         "static (Python int) bounds or lax.scan, which are reverse-differentiable; or a bounded "
         "while_loop(..., max_steps=N) where available; or forward mode (yax.jvp, jacfwd), "
         "which works through while_loop.")
-
-
-while_p.partial_eval = _while_partial_eval
 
 
 # --- batching ----------------------------------------------------------------------------------
@@ -221,11 +208,6 @@ def _batched_predicate_loop(cond_b, body_b, cconsts, bconsts, init) -> list:
                 body_jaxpr=body_j, cond_nconsts=len(cc) + nc, body_nconsts=len(bc) + nc + nb)
 
 
-
-
-while_p.batch = _while_batch
-
-
 # checkify: the error state rides in the carry; the condition reads the carry without it
 def _while_checkify(error, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     cn, bn = cond_nconsts, body_nconsts
@@ -242,4 +224,6 @@ def _while_checkify(error, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nco
     return error.with_state(outs[:3]), list(outs[3:])
 
 
-while_p.checkify = _while_checkify
+while_p = Primitive("while", multiple_results=True, abstract_eval=_while_abstract_eval,
+                    lower=_while_lower, jvp=_while_jvp, partial_eval=_while_partial_eval,
+                    batch=_while_batch, checkify=_while_checkify)

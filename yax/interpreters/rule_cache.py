@@ -10,7 +10,7 @@ compiles again. Results whose constants captured a tracer belong to one trace an
 from __future__ import annotations
 
 from yax.config import config
-from yax.core.trace import Tracer
+from yax.interpreters.traced_cache import captures_tracer
 from yax.runtime.lru import LRUCache
 
 _SIZE = 512
@@ -26,7 +26,7 @@ def cached(key, make, consts_of):
     if hit is not None:
         return hit
     return _cache.get_or_make(
-        key, make, keep=lambda value: not any(isinstance(c, Tracer) for c in consts_of(value)))
+        key, make, keep=lambda value: not captures_tracer(consts_of(value)))
 
 
 def clear() -> None:

@@ -14,11 +14,11 @@ import collections
 from yax import errors, tree_util
 from yax.core import dtypes
 from yax.core.avals import aval_of_value
-from yax.core.trace import Tracer, bind
+from yax.core.trace import bind
 from yax.errors import BranchOutputMismatchError, CondPredicateError  # noqa: F401  (re-exported)
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import trace_to_jaxpr
-from yax.interpreters.traced_cache import trace_cached
+from yax.interpreters.traced_cache import captures_tracer, trace_cached
 from yax.lax._util import as_operand
 from yax.lax.elementwise import convert_element_type
 from yax.primitives.control_flow.cond import cond_p, join_branch_consts
@@ -148,7 +148,7 @@ def _joined(traced: tuple):
               for k in range(len(traced[0].out_avals))]
     fixed = [_strengthen(c, strong) for c in traced]
     branches, consts = join_branch_consts(fixed)
-    if not any(isinstance(c, Tracer) for c in consts):
+    if not captures_tracer(consts):
         _joined_cache[key] = (traced, branches, consts)
         while len(_joined_cache) > _JOINED_CACHE_SIZE:
             try:

@@ -34,6 +34,7 @@ from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.jvp import jvp_flat
 from yax.interpreters.rule_cache import cached
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
+from yax.interpreters.traced_cache import captures_tracer
 from yax.interpreters.transpose import is_undefined, transpose_jaxpr
 from yax.primitives.call import run_closed_jaxpr
 from yax.runtime.values import aval_of
@@ -307,7 +308,7 @@ def _transposed_bwd(rule, res_tree, res_avals, call_jaxpr, diff):
     bwd = _probed_bwds.get(key)
     if bwd is None:
         bwd = _bwd_jaxpr(rule, res_tree, res_avals, call_jaxpr, diff)
-        if not any(isinstance(c, Tracer) for c in bwd.consts):
+        if not captures_tracer(bwd):
             _probed_bwds[key] = bwd
             if len(_probed_bwds) > 256:
                 _probed_bwds.popitem(last=False)

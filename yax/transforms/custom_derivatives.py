@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
+import weakref
 
 import numpy as np
 
@@ -31,7 +33,8 @@ from yax.core.avals import TypedScalar, aval_of_value
 from yax.core.trace import Tracer, bind, current_trace, is_eager, use_trace
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
 from yax.interpreters.jvp import JVPTracer
-from yax.interpreters.staging import closure_convert, trace_to_jaxpr
+from yax.interpreters.staging import trace_to_jaxpr
+from yax.interpreters.traced_cache import trace_cached
 from yax.lax._util import as_operand, describe_function
 from yax.lax.elementwise import convert_element_type
 from yax.primitives.custom_derivatives import (
@@ -47,6 +50,8 @@ from yax.transforms._args import normalize_argnums
 
 __all__ = ["custom_jvp", "custom_vjp"]
 
+_rules_ids = itertools.count()  # one per (function, rules): traces made with old rules go unused
+
 
 class _CustomFunction:
     """What custom_jvp and custom_vjp share: argument splitting, tracing, caching."""
@@ -58,7 +63,7 @@ class _CustomFunction:
         self.fun = fun
         self.nondiff_argnums = normalize_argnums(nondiff_argnums)
         self._signature = _signature_or_none(fun)
-        self._cache: dict = {}
+        self._rules_changed()
 
     @property
     def _name(self) -> str:
@@ -131,26 +136,32 @@ class _CustomFunction:
         return self.bind_call(args)
 
     def _traced(self, static, in_tree, avals, reuse: bool = True):
-        """(call_jaxpr, consts, out_tree, rule), cached when nothing traced was captured."""
-        key = (_hashable_or_none(static), in_tree, avals, dtypes.canonicalize(np.float64))
-        hit = self._cache.get(key) if key[0] is not None and reuse else None
-        if hit is not None:
-            return hit
-        box = []
+        """(call_jaxpr, consts, out_tree, rule): the trace is kept by traced_cache (per rules, so
+        that defjvp/defvjp take effect); the rule object is reused while anything holds it."""
+        def trace():
+            box = []
 
-        def flat(*xs):
-            out = self.fun(*self._merge(static, tree_util.tree_unflatten(in_tree, list(xs))))
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            box.append(out_tree)
-            return [as_operand(o) for o in out_leaves]
-        closed = trace_to_jaxpr(flat, list(avals), name=getattr(self.fun, "__name__", "custom"))
-        call_jaxpr, consts = closure_convert(closed)
-        out_tree = box[0]
-        rule = self._make_rule(static, in_tree, avals, out_tree, call_jaxpr, len(consts))
-        entry = (call_jaxpr, consts, out_tree, rule)
-        if key[0] is not None and not any(isinstance(c, Tracer) for c in consts):
-            self._cache[key] = entry
-        return entry
+            def flat(*xs):
+                out = self.fun(*self._merge(static, tree_util.tree_unflatten(in_tree, list(xs))))
+                out_leaves, out_tree = tree_util.tree_flatten(out)
+                box.append(out_tree)
+                return [as_operand(o) for o in out_leaves]
+            closed = trace_to_jaxpr(flat, list(avals), name=getattr(self.fun, "__name__", "custom"))
+            return closed, box[0], [None]
+        key = (self._rules_id, static, in_tree, avals)
+        call_jaxpr, consts, out_tree, rule_ref = trace_cached(
+            self._trace_kind, self.fun, key, trace, closure_converted=True,
+            cacheable=reuse and _is_hashable(static))
+        # held weakly: the rule refers to the user's rules, which often refer to this function,
+        # and a cached entry must not keep its own function alive
+        rule = rule_ref[0]() if rule_ref[0] is not None else None
+        if rule is None:
+            rule = self._make_rule(static, in_tree, avals, out_tree, call_jaxpr, len(consts))
+            rule_ref[0] = weakref.ref(rule)
+        return call_jaxpr, consts, out_tree, rule
+
+    def _rules_changed(self) -> None:
+        self._rules_id = next(_rules_ids)
 
     def _static_values(self, static) -> list:
         return [v for _, v in static]
@@ -208,6 +219,7 @@ class custom_jvp(_CustomFunction):
     """
 
     kind = "custom_jvp function"
+    _trace_kind = "custom_jvp"
     _primitive = custom_jvp_call_p
 
     def _process_call(self, trace, args):
@@ -223,7 +235,7 @@ class custom_jvp(_CustomFunction):
             raise NotImplementedError("custom_jvp.defjvp(symbolic_zeros=True) is not supported: "
                                       "tangents of undifferentiated inputs arrive as zeros")
         self.jvp = jvp
-        self._cache.clear()
+        self._rules_changed()
         return jvp  # so that `@f.defjvp` as a decorator keeps the rule under its name
 
     def defjvps(self, *jvps):
@@ -302,6 +314,7 @@ class custom_vjp(_CustomFunction):
     """
 
     kind = "custom_vjp function"
+    _trace_kind = "custom_vjp"
     _primitive = custom_vjp_call_p
 
     def _process_call(self, trace, args):
@@ -316,7 +329,7 @@ class custom_vjp(_CustomFunction):
         if symbolic_zeros:
             raise NotImplementedError("custom_vjp.defvjp(symbolic_zeros=True) is not supported")
         self.fwd, self.bwd = fwd, bwd
-        self._cache.clear()  # returns None, as JAX's defvjp
+        self._rules_changed()  # returns None, as JAX's defvjp
 
     def _differentiate_now(self, trace, args):
         """Under reverse mode (the tangents are unknowns of a linearize trace), run `fwd` now,
@@ -498,9 +511,9 @@ def _signature_or_none(fun):
         return None
 
 
-def _hashable_or_none(static):
+def _is_hashable(static) -> bool:
     try:
         hash(static)
-        return static
+        return True
     except TypeError:
-        return None
+        return False

@@ -20,7 +20,6 @@ from yax.compile.compiler import compile_jaxpr, lower_jaxpr
 from yax.compile.placement import ArgumentPlacer
 from yax.config import config
 from yax.core.ir import ClosedJaxpr
-from yax.core.trace import Tracer
 from yax.runtime import values
 from yax.runtime.array import Array
 from yax.runtime.lru import LRUCache
@@ -202,11 +201,6 @@ def clear_all() -> None:
 
 
 cache.on_clear(clear_all)
-
-
-def captures_tracer(entry: Entry) -> bool:
-    """Captured an enclosing transformation's tracer: valid for this one trace only."""
-    return any(isinstance(c, Tracer) for c in entry.consts)
 
 
 class PlacedRunner:

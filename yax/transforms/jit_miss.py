@@ -12,12 +12,13 @@ from yax.compile.placement import broadcast_prefix, resolve
 from yax.config import config
 from yax.core.trace import bind, is_eager
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
+from yax.interpreters.traced_cache import captures_tracer
 from yax.primitives.call import pjit_p
 from yax.runtime import backend, sharding_bridge
 from yax.runtime.array import Array
 from yax.runtime.values import leaf_aval
 from yax.transforms._args import check_hashable_static, non_array_argument_error
-from yax.transforms.jit_entry import CONFIG, Entry, captures_tracer, placed_runner, sharded_key
+from yax.transforms.jit_entry import CONFIG, Entry, placed_runner, sharded_key
 
 _log = logging.getLogger("yax")
 

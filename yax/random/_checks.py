@@ -13,8 +13,7 @@ import numpy as np
 from yax import errors
 from yax import numpy as jnp
 from yax.core import dtypes
-from yax.core.trace import Tracer, current_trace
-from yax.interpreters import eager
+from yax.core.trace import Tracer, is_eager
 from yax.lax._util import canonical_scalar
 from yax.random.typed_keys import PRNGKeyArray
 from yax.runtime import values
@@ -175,6 +174,6 @@ def operand(name: str, x):
             raise errors.DTypeError(
                 f"yax.random.{name}: the Python int {x} does not fit the default "
                 f"{info.dtype}; enable x64 mode or pass an array of a wider dtype.")
-    if current_trace() is not eager.EVAL_TRACE:
+    if not is_eager():
         return x
     return values.to_array(canonical_scalar(x))

@@ -123,6 +123,7 @@ class JitFunction:
     # --- calling -------------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        # the eager trace object itself, not `is_eager()`: one call frame less on the warm path
         if current_trace() is not EVAL_TRACE:  # under a transformation: a staged `pjit`
             return jit_miss.call(self, args, kwargs)
         cpp = self._cpp

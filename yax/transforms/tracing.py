@@ -7,8 +7,7 @@ from __future__ import annotations
 import contextlib
 
 from yax.core.avals import aval_of_value
-from yax.core.trace import use_trace
-from yax.interpreters.eager import EVAL_TRACE
+from yax.core.trace import eager_trace, use_trace
 from yax.interpreters.staging import name_scope
 
 __all__ = ["typeof", "ensure_compile_time_eval", "named_scope"]
@@ -26,7 +25,7 @@ def ensure_compile_time_eval():
     """Inside this context, operations on concrete values run eagerly even while a function is
     being traced by `jit` (so `jnp.sin(3.0)` is a concrete Array usable in Python control flow).
     Operations on traced values inside it are an error (move them out of the context)."""
-    with use_trace(EVAL_TRACE):
+    with use_trace(eager_trace()):
         yield
 
 

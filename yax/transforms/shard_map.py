@@ -11,6 +11,7 @@ import functools
 
 from yax import errors, tree_util
 from yax.core.avals import aval_of_value
+from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.primitives import shard_map as sm
 from yax.runtime.mesh import current_mesh
 from yax.runtime.named_sharding import NamedSharding, ShardingError
@@ -131,17 +132,17 @@ def _apply(f, mesh, in_specs, out_specs, check_vma, args):
 
 
 def _check_vma(body, mesh, in_specs, out_specs, out_paths) -> None:
-    """Which mesh axes each value varies over, forwards through the body; every output must be
-    the same along the mesh axes its out spec omits."""
+    """Which mesh axes each value varies over, forwards through the body (the one jaxpr walk,
+    `eval_jaxpr`, with sets of axis names for values); every output must be the same along the
+    mesh axes its out spec omits."""
     everything = frozenset(mesh.axis_names)
-    vma = {}
-    for v, spec in zip(body.jaxpr.invars, in_specs, strict=True):
-        vma[v] = frozenset(spec.axis_names())
+    nothing = frozenset()
 
-    def read(atom):
-        return vma.get(atom, frozenset())
-    for eqn in body.jaxpr.eqns:
-        ins = frozenset().union(*[read(a) for a in eqn.inputs]) if eqn.inputs else frozenset()
+    def axes(x):  # literals (and constants) vary over no axis
+        return x if isinstance(x, frozenset) else nothing
+
+    def on_eqn(eqn, ins):
+        ins = nothing.union(*map(axes, ins))
         prim = eqn.primitive.name
         axis = eqn.params.get("axis_name")
         if prim in _REDUCING:
@@ -152,11 +153,13 @@ def _check_vma(body, mesh, in_specs, out_specs, out_paths) -> None:
             out = everything
         else:
             out = ins
-        for o in eqn.outvars:
-            vma[o] = out
-    for v, spec, path in zip(body.jaxpr.outvars, out_specs, out_paths):
+        return [out] * len(eqn.outvars)
+    jaxpr = body.jaxpr
+    outs = eval_jaxpr(jaxpr, [nothing] * len(jaxpr.constvars),
+                      [frozenset(spec.axis_names()) for spec in in_specs], on_eqn=on_eqn)
+    for varies, spec, path in zip(outs, out_specs, out_paths):
         claimed = set(spec.axis_names())
-        loose = sorted(read(v) - claimed, key=mesh.axis_names.index)
+        loose = sorted(axes(varies) - claimed, key=mesh.axis_names.index)
         if loose:
             raise ShardingError(
                 f"shard_map: {path} varies over mesh axis {loose[0]!r}, but out_specs {spec} "

@@ -152,6 +152,17 @@ def shape_of(x) -> tuple:
     return tuple(aval.shape) if aval is not None else tuple(np.shape(x))
 
 
+def param_shape(name: str, shape, *params) -> tuple:
+    """The sample shape of a distribution with array parameters: `shape` if given (checked to
+    broadcast with the parameters' shapes), else the parameters' broadcast shape."""
+    param_shapes = [shape_of(p) for p in params]
+    if shape is None:
+        return broadcast_shapes(*param_shapes)
+    shape = static_shape(name, shape)
+    check_shape(name, shape, *param_shapes)
+    return shape
+
+
 def dtype_of(x) -> np.dtype:
     """The dtype `x` has as a yax value (Python scalars take the default types)."""
     aval = getattr(x, "aval", None)

@@ -130,15 +130,6 @@ _beta_kernel = Kernel(_beta)
 _dirichlet_kernel = Kernel(_dirichlet)
 
 
-def _param_shape(name: str, shape, *params) -> tuple:
-    param_shapes = [_checks.shape_of(p) for p in params]
-    if shape is None:
-        return _checks.broadcast_shapes(*param_shapes)
-    shape = _checks.static_shape(name, shape)
-    _checks.check_shape(name, shape, *param_shapes)
-    return shape
-
-
 def gamma(key, a, shape=None, dtype=None):
     """Gamma(a, 1) draws (density x^(a-1) e^(-x) / Gamma(a)), bit-identical to
     `jax.random.gamma`. Divide by a rate (or multiply by a scale) for other scales.
@@ -154,7 +145,7 @@ def gamma(key, a, shape=None, dtype=None):
     """
     key = _checks.as_key("gamma", key)
     dtype = _checks.float_dtype("gamma", dtype)
-    shape = _param_shape("gamma", shape, a)
+    shape = _checks.param_shape("gamma", shape, a)
     return _gamma_kernel(key, _checks.operand("gamma", a), shape=shape, dtype=dtype,
                          log_space=False)
 
@@ -164,7 +155,7 @@ def loggamma(key, a, shape=None, dtype=None):
     key = _checks.as_key("loggamma", key)
     dtype = _checks.float_dtype("loggamma", dtype)
     return _gamma_kernel(key, _checks.operand("loggamma", a),
-                         shape=_param_shape("loggamma", shape, a), dtype=dtype,
+                         shape=_checks.param_shape("loggamma", shape, a), dtype=dtype,
                          log_space=True)
 
 
@@ -175,7 +166,7 @@ def beta(key, a, b, shape=None, dtype=None):
     """
     key = _checks.as_key("beta", key)
     dtype = _checks.float_dtype("beta", dtype)
-    shape = _param_shape("beta", shape, a, b)
+    shape = _checks.param_shape("beta", shape, a, b)
     return _beta_kernel(key, _checks.operand("beta", a), _checks.operand("beta", b),
                         shape=shape, dtype=dtype)
 

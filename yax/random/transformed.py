@@ -158,15 +158,6 @@ def _orthogonal(key, n, m, shape, dtype):
     return jnp.swapaxes(x, -1, -2) if n < m else x
 
 
-def _shape_from_params(name, shape, *params):
-    param_shapes = [_checks.shape_of(p) for p in params]
-    if shape is None:
-        return _checks.broadcast_shapes(*param_shapes)
-    shape = _checks.static_shape(name, shape)
-    _checks.check_shape(name, shape, *param_shapes)
-    return shape
-
-
 def _traced_param(name, x):
     """A parameter that enters the kernel as an array (never as a Python literal), as jax's
     jitted samplers see it: `x ** p` must lower to `pow`, not to a folded integer power."""
@@ -270,7 +261,7 @@ def wald(key, mean, shape=None, dtype=None):
     """Wald (inverse Gaussian) draws with the given mean(s) and scale 1."""
     key = _checks.as_key("wald", key)
     dtype = _checks.float_dtype("wald", dtype)
-    shape = _shape_from_params("wald", shape, mean)
+    shape = _checks.param_shape("wald", shape, mean)
     return _kernels["wald"](key, _checks.operand("wald", mean), shape=shape, dtype=dtype)
 
 
@@ -278,7 +269,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
     """Triangular draws on [left, right] with peak at `mode`."""
     key = _checks.as_key("triangular", key)
     dtype = _checks.float_dtype("triangular", dtype)
-    shape = _shape_from_params("triangular", shape, left, mode, right)
+    shape = _checks.param_shape("triangular", shape, left, mode, right)
     return _kernels["triangular"](
         key, *(_checks.operand("triangular", v) for v in (left, mode, right)), shape=shape,
         dtype=dtype)
@@ -307,7 +298,7 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
     """F-distribution draws (chi2(dfnum)/dfnum) / (chi2(dfden)/dfden)."""
     key = _checks.as_key("f", key)
     dtype = _checks.float_dtype("f", dtype)
-    shape = _shape_from_params("f", shape, dfnum, dfden)
+    shape = _checks.param_shape("f", shape, dfnum, dfden)
     return _kernels["f"](key, _checks.operand("f", dfnum), _checks.operand("f", dfden),
                          shape=shape, dtype=dtype)
 

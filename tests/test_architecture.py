@@ -281,3 +281,20 @@ def test_functions_are_short():
                     long.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} {node.name} "
                                 f"({length} lines)")
     assert not long, "functions of 60 lines or more:\n" + "\n".join(long)
+
+
+# The AD interpreters' own vocabulary (symbolic zeros materialised, cotangents summed) sits on
+# their floor, below the primitives they differentiate.
+PRIMITIVES_OUTSIDE_PRIMITIVES = {"yax.interpreters.ad_util"}
+
+
+def test_primitives_are_defined_under_primitives():
+    outside = []
+    for module, path in MODULES.items():
+        if module.startswith("yax.primitives.") or module in PRIMITIVES_OUTSIDE_PRIMITIVES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id == "Primitive"):
+                outside.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}")
+    assert not outside, "primitives defined outside yax/primitives/: " + ", ".join(outside)

@@ -15,6 +15,7 @@ import enum
 
 import numpy as np
 
+from yax.compile import cache
 from yax.config import config
 from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
 from yax.core.ir import ClosedJaxpr, Jaxpr, Literal
@@ -119,18 +120,13 @@ def _structure(jaxpr: Jaxpr, by_identity: list):
 
 # --- the compiled programs ---------------------------------------------------------------------
 
-_MAX_PROGRAMS = 512
-_programs: dict = {}
+# keyed by recorded structure and avals, never by function: one bounded cache of the compile floor
+_programs = cache.new_cache("eager autodiff programs")
 
 
 def cached_program(key, make):
     """The compiled program cached under `key`, made by `make()` the first time."""
-    entry = _programs.get(key)
-    if entry is None:
-        if len(_programs) >= _MAX_PROGRAMS:
-            _programs.clear()
-        entry = _programs[key] = make()
-    return entry
+    return _programs.get_or_make(key, make)
 
 
 def compiled_backward_pass(jaxpr: Jaxpr, consts, linear_avals, cts_out):

@@ -14,6 +14,7 @@ import functools
 import itertools
 
 from yax import errors, tree_util
+from yax.compile import cache
 from yax.core.avals import aval_of_value
 from yax.runtime import backend as rt_backend
 from yax.runtime.mesh import Mesh
@@ -78,7 +79,7 @@ class PmapFunction:
         self._devices = list(devices) if devices is not None else None
         self._backend = backend
         self._axis_size = axis_size
-        self._programs: dict = {}
+        self._programs = cache.new_cache("pmap programs")
 
     def __call__(self, *args):
         static = {i: args[i] for i in self._static if i < len(args)}
@@ -91,10 +92,8 @@ class PmapFunction:
         mesh = self._mesh(size)
         key = (tuple(sorted(static.items(), key=lambda kv: kv[0])), mesh,
                tree_util.tree_structure(dyn), tuple(dims))
-        program = self._programs.get(key)
-        if program is None:
-            program = self._programs[key] = self._build(static, dyn_pos, dyn, in_axes, dims,
-                                                        mesh, len(args))
+        program = self._programs.get_or_make(
+            key, lambda: self._build(static, dyn_pos, dyn, in_axes, dims, mesh, len(args)))
         return program(*dyn)
 
     def _dynamic_in_axes(self, nargs: int, dyn_pos: list):

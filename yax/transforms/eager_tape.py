@@ -21,6 +21,7 @@ whose JVP is the linear map just staged, so the recorded program stays different
 from __future__ import annotations
 
 from yax import errors, tree_util
+from yax.compile import cache
 from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
@@ -179,7 +180,7 @@ def _concrete(x):
     return to_array(x) if type(x) is TypedScalar else canonical_leaf(x)
 
 
-_linear_rules: dict = {}
+_linear_rules = cache.new_cache("eager linearized calls")
 
 
 def _linear_map_rule(linear: ClosedJaxpr, nonzero: list, n_diff: int, operand_avals: list):
@@ -206,12 +207,11 @@ def _linear_map_rule(linear: ClosedJaxpr, nonzero: list, n_diff: int, operand_av
                             for nz, a in zip(nonzero, out_avals, strict=True)]
     entry = (call_jaxpr, JVPRule(jvp, "eager linearized call"))
     if reusable:
-        if len(_linear_rules) >= 512:
-            _linear_rules.clear()
-        _linear_rules[key] = entry
+        _linear_rules.put(key, entry)
     return entry
 
 
+# a plain dict, not an LRU: it is read once per recorded op, and a hit must stay one lookup
 _out_avals_cache: dict = {}
 
 

@@ -6,8 +6,8 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import TypedScalar, aval_of_value
-from yax.runtime import values
+from yax.core.avals import TypedScalar
+from yax.runtime.values import canonical_scalar
 
 
 def is_python_scalar(x) -> bool:
@@ -30,11 +30,6 @@ def python_scalar_as(x, dtype, name: str) -> TypedScalar:
     return TypedScalar.of(x, dtype, weak_type=True)
 
 
-def canonical_scalar(x) -> TypedScalar:
-    dt, weak = dtypes.scalar_type_of(x)
-    return TypedScalar.of(x, dtypes.canonicalize(dt), weak)
-
-
 def scalars_to_arrays(name: str, args) -> list:
     """Python scalars among `args` take the dtype of the first array operand."""
     ref = next((a for a in args if not is_python_scalar(a)), None)
@@ -49,22 +44,6 @@ def _dtype_of(x):
     if aval is not None:
         return aval.dtype
     return dtypes.canonicalize(np.result_type(x))
-
-
-def as_operand(x):
-    """Arrays and tracers pass through; Python scalars become typed scalars; NumPy data becomes
-    an Array (so every operand a rule sees has an aval)."""
-    if hasattr(x, "aval"):
-        return x
-    if is_python_scalar(x):
-        return canonical_scalar(x)
-    return values.array_from_numpy(np.asarray(x))
-
-
-def aval_of(x):
-    """The aval of an operand: its own, or that of a concrete value."""
-    aval = getattr(x, "aval", None)
-    return aval if aval is not None else aval_of_value(x)
 
 
 def describe_function(fun) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from yax import tree_util
 from yax.core import dtypes
 from yax.core.trace import bind
-from yax.lax._util import as_operand
 from yax.primitives.ad_control import stop_gradient_p
+from yax.runtime.values import as_operand
 
 __all__ = ["stop_gradient"]
 

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from yax.lax import elementwise as ew
-from yax.lax._util import as_operand
 from yax.lax.top_k import top_k
+from yax.runtime.values import as_operand
 
 __all__ = ["approx_max_k", "approx_min_k"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from yax import errors, tree_util
 from yax.lax import shape, slicing
-from yax.lax._util import as_operand, aval_of
+from yax.runtime.values import as_operand, aval_of
 
 __all__ = ["associative_scan"]
 

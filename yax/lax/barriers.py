@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from yax import tree_util
 from yax.core.trace import bind
-from yax.lax._util import as_operand
 from yax.primitives.barriers import optimization_barrier_p, reduce_precision_p
+from yax.runtime.values import as_operand
 
 __all__ = ["optimization_barrier", "reduce_precision"]
 

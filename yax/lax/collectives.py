@@ -11,9 +11,9 @@ import math
 from yax import errors, tree_util
 from yax.core import dtypes
 from yax.lax import elementwise, shape
-from yax.lax._util import as_operand
 from yax.primitives import collectives as coll
 from yax.primitives import collectives_exchange as exch
+from yax.runtime.values import as_operand
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute",
            "pshuffle", "psum_scatter", "all_to_all"]

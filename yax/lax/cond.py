@@ -19,9 +19,9 @@ from yax.errors import BranchOutputMismatchError, CondPredicateError  # noqa: F4
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import captures_tracer, trace_cached
-from yax.lax._util import as_operand
 from yax.lax.elementwise import convert_element_type
 from yax.primitives.control_flow.cond import cond_p, join_branch_consts
+from yax.runtime.values import as_operand
 
 __all__ = ["cond", "switch"]
 

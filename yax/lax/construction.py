@@ -9,7 +9,7 @@ from yax import errors
 from yax.core import dtypes
 from yax.lax import elementwise as ew
 from yax.lax import shape
-from yax.lax._util import as_operand, aval_of
+from yax.runtime.values import as_operand, aval_of
 
 __all__ = ["full", "full_like", "empty", "complex"]
 

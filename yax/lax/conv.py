@@ -10,9 +10,9 @@ from __future__ import annotations
 from yax import errors
 from yax.core.avals import aval_of_value
 from yax.core.trace import bind
-from yax.lax._util import as_operand
 from yax.lax.dot import _preferred, canonicalize_precision
 from yax.primitives.conv import ConvDimensionNumbers, conv_general_dilated_p
+from yax.runtime.values import as_operand
 
 __all__ = ["ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
            "conv_general_permutations", "conv_with_general_padding", "padtype_to_pads"]

@@ -17,12 +17,12 @@ import numpy as np
 from yax import errors
 from yax.core import dtypes
 from yax.core.avals import aval_of_value
-from yax.lax._util import as_operand
 from yax.lax.conv import conv_dimension_numbers, conv_general_dilated, padtype_to_pads
 from yax.lax.elementwise import _convert_keep_weak, convert_element_type, mul
 from yax.lax.reductions import reduce_sum
 from yax.lax.shape import broadcast_in_dim, rev, transpose
 from yax.primitives.conv import ConvDimensionNumbers
+from yax.runtime.values import as_operand
 
 __all__ = ["conv_transpose", "conv_general_dilated_patches", "conv_with_general_padding",
            "conv_shape_tuple", "conv_general_shape_tuple", "conv_transpose_shape_tuple",

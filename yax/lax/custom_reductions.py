@@ -14,8 +14,8 @@ from yax.core import dtypes
 from yax.core.trace import Tracer
 from yax.lax import elementwise as ew
 from yax.lax import reductions, shape, slicing
-from yax.lax._util import as_operand, aval_of
 from yax.lax.associative_scan import associative_scan
+from yax.runtime.values import as_operand, aval_of
 
 __all__ = ["reduce", "cumlogsumexp", "reduce_xor"]
 

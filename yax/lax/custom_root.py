@@ -31,11 +31,11 @@ from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.jvp import jvp_flat
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.interpreters.transpose import UndefinedPrimal, backward_pass
-from yax.lax._util import as_operand, aval_of
 from yax.lax.ad_control import stop_gradient
 from yax.lax.elementwise import _convert_keep_weak, sub
 from yax.lax.shape import broadcast_in_dim
 from yax.primitives.custom_derivatives import VJPRule, custom_vjp_call_p
+from yax.runtime.values import as_operand, aval_of
 
 __all__ = ["custom_linear_solve", "custom_root"]
 

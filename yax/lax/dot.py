@@ -8,8 +8,8 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.avals import aval_of_value
 from yax.core.trace import bind
-from yax.lax._util import as_operand, aval_of
 from yax.primitives.dot import PRECISIONS, dot_general_p
+from yax.runtime.values import as_operand, aval_of
 
 __all__ = ["batch_matmul", "dot", "dot_general", "Precision"]
 

@@ -7,9 +7,10 @@ import numpy as np
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import bind
-from yax.lax._util import as_operand, scalars_to_arrays
+from yax.lax._util import scalars_to_arrays
 from yax.primitives import elementwise as ew
 from yax.primitives.bits import clz_p
+from yax.runtime.values import as_operand
 
 
 def _unary(prim):

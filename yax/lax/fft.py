@@ -7,9 +7,9 @@ import numpy as np
 from yax import errors
 from yax.core import dtypes
 from yax.core.trace import bind
-from yax.lax._util import as_operand, aval_of
 from yax.lax.elementwise import convert_element_type
 from yax.primitives.fft import FftType, canonical_fft_type, fft_p
+from yax.runtime.values import as_operand, aval_of
 
 __all__ = ["FftType", "fft"]
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from yax.lax import elementwise as ew
 from yax.lax import shape, slicing
-from yax.lax._util import as_operand, aval_of
+from yax.runtime.values import as_operand, aval_of
 
 __all__ = ["index_take", "scatter_sub"]
 

@@ -12,7 +12,6 @@ import numpy as np
 from yax import errors
 from yax.core.trace import bind
 from yax.lax import elementwise as ew
-from yax.lax._util import as_operand
 from yax.lax.shape import broadcast_in_dim
 from yax.primitives.linalg import _common as C
 from yax.primitives.linalg.eigh import eigh_p
@@ -21,6 +20,7 @@ from yax.primitives.linalg.lu import lu_pivots_to_permutation as _pivots_to_perm
 from yax.primitives.linalg.qr import qr_p
 from yax.primitives.linalg.svd import svd_p
 from yax.primitives.linalg.triangular import cholesky_p, triangular_solve_p
+from yax.runtime.values import as_operand
 
 __all__ = ["cholesky", "triangular_solve", "symmetrize", "lu", "lu_pivots_to_permutation",
            "qr", "eigh", "svd"]

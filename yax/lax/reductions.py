@@ -7,9 +7,8 @@ import numpy as np
 from yax import errors
 from yax.core import dtypes
 from yax.core.trace import bind
-from yax.lax._util import as_operand
 from yax.primitives import reductions as red
-from yax.runtime.values import to_array
+from yax.runtime.values import as_operand, to_array
 
 __all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
            "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"]

@@ -12,7 +12,7 @@ import numpy as np
 
 from yax import errors
 from yax.lax import shape, slicing
-from yax.lax._util import as_operand, aval_of
+from yax.runtime.values import as_operand, aval_of
 
 __all__ = ["split", "stack", "unstack", "tile", "collapse", "broadcast_shapes", "broadcast_like"]
 

@@ -9,11 +9,12 @@ from yax.core import dtypes
 from yax.errors import LoopBoundsError, ScanCarryError, ScanLengthError  # noqa: F401  (re-exported)
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached
-from yax.lax._util import as_operand, python_scalar_as
-from yax.lax._util import aval_of as _aval
 from yax.lax._util import describe_function as _describe
+from yax.lax._util import python_scalar_as
 from yax.lax.elementwise import _convert_keep_weak
 from yax.primitives.control_flow.scan import scan_p
+from yax.runtime.values import as_operand
+from yax.runtime.values import aval_of as _aval
 
 __all__ = ["scan", "map"]  # fori_loop is in while_loop.py: it is a scan or a while_loop
 

@@ -12,9 +12,9 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import bind
-from yax.lax._util import as_operand, is_python_scalar, python_scalar_as
+from yax.lax._util import is_python_scalar, python_scalar_as
 from yax.primitives import shape as sp
-from yax.runtime.values import to_array
+from yax.runtime.values import as_operand, to_array
 
 __all__ = ["broadcast_in_dim", "broadcast", "broadcast_to_rank", "reshape", "transpose", "squeeze",
            "expand_dims", "rev", "concatenate", "pad", "iota", "broadcasted_iota"]

@@ -14,7 +14,6 @@ from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import bind
 from yax.lax import elementwise as ew
-from yax.lax._util import as_operand
 from yax.lax.shape import _axes, _identity, _ints, _shape, expand_dims, squeeze
 from yax.primitives import slicing as sl
 from yax.primitives.scatter import scatter_primitives
@@ -23,6 +22,7 @@ from yax.primitives.slicing import (
     GatherScatterMode,
     ScatterDimensionNumbers,
 )
+from yax.runtime.values import as_operand
 
 __all__ = ["slice", "slice_in_dim", "index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
            "dynamic_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from yax import errors
 from yax.core.trace import bind
-from yax.lax._util import as_operand
 from yax.primitives.sort import sort_p
+from yax.runtime.values import as_operand
 
 __all__ = ["sort", "sort_key_val"]
 

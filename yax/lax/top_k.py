@@ -6,8 +6,8 @@ import operator
 
 from yax import errors
 from yax.core.trace import bind
-from yax.lax._util import as_operand, aval_of
 from yax.primitives.top_k import top_k_p
+from yax.runtime.values import as_operand, aval_of
 
 __all__ = ["top_k"]
 

@@ -11,13 +11,14 @@ from yax.core.trace import Tracer, bind
 from yax.errors import LoopBoundsError, WhileLoopBodyError, WhileLoopPredicateError  # noqa: F401  (re-exported)
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached
-from yax.lax._util import as_operand, python_scalar_as
-from yax.lax._util import aval_of as _aval
 from yax.lax._util import describe_function as _describe
+from yax.lax._util import python_scalar_as
 from yax.lax.elementwise import _convert_keep_weak, lt, select
 from yax.lax.elementwise import add as lax_add
 from yax.lax.scan import scan
 from yax.primitives.control_flow.while_loop import while_p
+from yax.runtime.values import as_operand
+from yax.runtime.values import aval_of as _aval
 
 __all__ = ["while_loop", "fori_loop"]
 

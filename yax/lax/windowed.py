@@ -21,10 +21,11 @@ from yax import errors
 from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer, bind
 from yax.lax import elementwise as ew
-from yax.lax._util import as_operand, aval_of, is_python_scalar, python_scalar_as
+from yax.lax._util import is_python_scalar, python_scalar_as
 from yax.lax.conv import padtype_to_pads
 from yax.primitives import windowed as win
 from yax.primitives.reductions import _identity
+from yax.runtime.values import as_operand, aval_of
 
 __all__ = ["reduce_window", "reduce_window_sum", "reduce_window_prod", "reduce_window_max",
            "reduce_window_min", "reduce_window_shape_tuple"]

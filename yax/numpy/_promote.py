@@ -12,6 +12,7 @@ from yax.core.trace import Tracer
 from yax.lax import _util
 from yax.lax.elementwise import _convert_keep_weak
 from yax.lax.shape import broadcast_in_dim
+from yax.runtime import values
 from yax.runtime.array import Array
 from yax.runtime.values import to_array
 
@@ -37,7 +38,7 @@ def to_operand(x):
     if isinstance(x, (list, tuple)):
         raise TypeError("yax.numpy functions take arrays, not lists or tuples; wrap them with "
                         "jnp.array(...) first")
-    return _util.as_operand(x)
+    return values.as_operand(x)
 
 
 def dtype_and_weak(x) -> tuple[np.dtype, bool]:

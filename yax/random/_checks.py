@@ -14,10 +14,10 @@ from yax import errors
 from yax import numpy as jnp
 from yax.core import dtypes
 from yax.core.trace import Tracer, is_eager
-from yax.lax._util import canonical_scalar
 from yax.random.typed_keys import PRNGKeyArray
 from yax.runtime import values
 from yax.runtime.array import Array
+from yax.runtime.values import canonical_scalar
 
 
 class RandomArgumentError(errors.YaxError, ValueError):

@@ -93,3 +93,18 @@ def canonical_leaf(x):
     if dtypes.is_python_scalar(x):
         return to_array(x)
     return array_from_numpy(np.asarray(x))
+
+
+def canonical_scalar(x) -> TypedScalar:
+    dt, weak = dtypes.scalar_type_of(x)
+    return TypedScalar.of(x, dtypes.canonicalize(dt), weak)
+
+
+def as_operand(x):
+    """Arrays and tracers pass through; Python scalars become typed scalars; NumPy data becomes
+    an Array (so every operand a rule sees has an aval)."""
+    if hasattr(x, "aval"):
+        return x
+    if dtypes.is_python_scalar(x):
+        return canonical_scalar(x)
+    return array_from_numpy(np.asarray(x))

@@ -18,9 +18,8 @@ from yax.core.avals import aval_of_value
 from yax.core.trace import Tracer, bind, is_eager
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached
-from yax.lax._util import as_operand
 from yax.primitives.remat import name_p, remat_p
-from yax.runtime.values import canonical_leaf
+from yax.runtime.values import as_operand, canonical_leaf
 from yax.transforms._args import check_hashable_static, normalize_argnums
 
 __all__ = ["checkpoint", "remat", "checkpoint_name"]

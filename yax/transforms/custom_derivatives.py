@@ -35,7 +35,7 @@ from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
 from yax.interpreters.jvp import JVPTracer
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached
-from yax.lax._util import as_operand, describe_function
+from yax.lax._util import describe_function
 from yax.lax.elementwise import convert_element_type
 from yax.primitives.custom_derivatives import (
     JVPRule,
@@ -45,7 +45,7 @@ from yax.primitives.custom_derivatives import (
     custom_vjp_lin_p,
     is_unknown_tangent,
 )
-from yax.runtime.values import canonical_leaf, to_array
+from yax.runtime.values import as_operand, canonical_leaf, to_array
 from yax.transforms._args import normalize_argnums
 
 __all__ = ["custom_jvp", "custom_vjp"]

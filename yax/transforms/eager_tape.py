@@ -31,10 +31,9 @@ from yax.interpreters.ad_util import Zero, tangent_aval
 from yax.interpreters.eval_jaxpr import eval_jaxpr, read_typed
 from yax.interpreters.partial_eval import linearize_flat
 from yax.interpreters.staging import StagingTrace, StagingTracer, closure_convert, has_effects
-from yax.lax._util import as_operand
 from yax.primitives.ad_control import stop_gradient_p
 from yax.primitives.custom_derivatives import JVPRule, custom_jvp_call_p
-from yax.runtime.values import canonical_leaf, to_array
+from yax.runtime.values import as_operand, canonical_leaf, to_array
 from yax.transforms.eager_compiled import jaxpr_structure_key
 
 

@@ -11,11 +11,11 @@ from yax.compile.when_eager import CompiledVariants
 from yax.config import config
 from yax.core import dtypes
 from yax.core.trace import is_eager
-from yax.lax._util import aval_of
 from yax.lax.linalg import broadcast_batch_dims
 from yax.numpy._promote import check_arraylike, promote_dtypes_inexact, to_operand
 from yax.primitives.linalg import _common as C
 from yax.runtime.array import Array
+from yax.runtime.values import aval_of
 from yax.transforms.jit import jit
 
 __all__ = ["as_matrix", "as_matrix_pair", "broadcast_batch_dims", "C", "compiled_when_eager"]

@@ -39,19 +39,10 @@ def fold(error: CheckedError, pred, template: str, values=(), int_slots=()) -> C
                              lax.select(lax.broadcast(first, (PAYLOAD,)), new_payload, payload)])
 
 
-# moving data around never makes a NaN; a NaN in an input is reported where it was made
-_NO_NAN_CHECK = frozenset({
-    "reshape", "broadcast_in_dim", "transpose", "slice", "dynamic_slice", "dynamic_update_slice",
-    "gather", "scatter", "concatenate", "pad", "select_n", "squeeze", "expand_dims", "rev",
-    "convert_element_type", "copy", "callback", "sort", "name", "stop_gradient",
-    "reduce_max", "reduce_min", "argmax", "argmin",
-})
-
-
 def nan_checked(error: CheckedError, outs) -> CheckedError:
     """Fold in "an inexact output is NaN" for each output of the equation being checked."""
     eqn = error.eqn
-    if "nan" not in error.enabled or eqn.primitive.name in _NO_NAN_CHECK:
+    if "nan" not in error.enabled:
         return error
     for out, v in zip(outs, eqn.outvars, strict=True):
         if dtypes.is_inexact(v.aval.dtype):
@@ -66,12 +57,20 @@ def default_rule(error: CheckedError, *args, **params):
     return nan_checked(error, outs), outs
 
 
-def checked_by(check):
+def without_nan_check(error: CheckedError, *args, **params):
+    """The rule of a primitive that only moves or selects data: a NaN in its output was in an
+    input, and is reported where it was made."""
+    return error, bind_eqn(error.eqn, args)
+
+
+def checked_by(check, *, nan_check: bool = True):
     """A rule that binds the primitive, folds in `check(error, args, outs) -> error`, and then
-    checks the outputs for NaNs."""
+    (unless `nan_check` is false: a primitive that only moves data) checks the outputs for
+    NaNs."""
     def rule(error: CheckedError, *args, **params):
         outs = bind_eqn(error.eqn, args)
-        return nan_checked(check(error, args, outs), outs), outs
+        error = check(error, args, outs)
+        return (nan_checked(error, outs) if nan_check else error), outs
     return rule
 
 

@@ -15,6 +15,7 @@ from yax.interpreters.batching import move_batch_axis
 from yax.interpreters.mlir import hlo
 from yax.primitives._ad_rules import broadcast_batcher
 from yax.primitives._elementwise_family import compare_type, dtype_of, real_dtype
+from yax.primitives.checkify_rules import without_nan_check
 
 # --- convert_element_type: linear between inexact dtypes; int/bool on either side: Zero ---------
 
@@ -97,3 +98,7 @@ def _bitcast_batch(args, dims, *, new_dtype):
 
 bitcast_convert_type_p = Primitive("bitcast_convert_type", abstract_eval=_bitcast_abstract_eval,
                                    lower=_bitcast_lower, jvp=_bitcast_jvp, batch=_bitcast_batch)
+
+# moves or selects data: a NaN in the output was in an input, and checkify reports it where it
+# was made
+convert_element_type_p.define(checkify=without_nan_check)

@@ -22,6 +22,7 @@ from yax.interpreters.mlir import hlo
 from yax.primitives._ad_rules import LINEAR, table_jvp
 from yax.primitives._checks import check_axes, dtype_kind_check
 from yax.primitives._lax import lax
+from yax.primitives.checkify_rules import without_nan_check
 
 ir = mlir.ir
 
@@ -332,3 +333,9 @@ argmax_p = _reduction("argmax", _arg_abstract_eval("argmax"), _arg_lower("GT", _
                       _reduce_batch)
 argmin_p = _reduction("argmin", _arg_abstract_eval("argmin"), _arg_lower("LT", _highest), None,
                       _reduce_batch)
+
+# moves or selects data: a NaN in the output was in an input, and checkify reports it where it
+# was made
+for _moves_data in (reduce_primitives["reduce_max"], reduce_primitives["reduce_min"], argmax_p,
+                    argmin_p):
+    _moves_data.define(checkify=without_nan_check)

@@ -378,3 +378,6 @@ def _gather_transpose(cts, x, indices, *, dimension_numbers, slice_sizes, indice
 
 dynamic_update_slice_p.define(batch=_dynamic_update_slice_batch)
 gather_p.define(transpose=_gather_transpose)
+
+# a plain scatter only moves data (its combining siblings can make a NaN: inf - inf)
+scatter_p.define(checkify=checked_by(_scatter_bounds, nan_check=False))

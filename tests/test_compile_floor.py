@@ -70,3 +70,18 @@ def test_sharding_classes_keep_their_public_home():
     assert NamedSharding is Moved and P is PartitionSpec
     import pickle
     assert pickle.loads(pickle.dumps(P("x", None))) == P("x", None)
+
+
+def test_clear_caches_reaches_the_caches_that_are_not_lrus():
+    from yax.interpreters import traced_cache
+    from yax.runtime import values
+    yax.numpy.ones(2) + 1.5  # an eager op: the constant 1.5 gets a device copy
+    def one():
+        return 1.0
+
+    def two():
+        return 2.0
+    yax.lax.cond(True, one, two)  # traced branches, cached while the functions live
+    assert values._scalar_arrays and len(traced_cache._entries)
+    yax.clear_caches()
+    assert not values._scalar_arrays and not len(traced_cache._entries)

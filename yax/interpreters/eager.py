@@ -191,7 +191,5 @@ def _compile_sharded(primitive, avals, params, jax_shardings):
     return exe, placement.ArgumentPlacer(exe.in_shardings), tuple(out_avals)
 
 
-def clear_cache() -> None:
-    """Forget every compiled primitive (and the small constant cache)."""
-    _exec_cache.clear()
-    values.clear_scalar_arrays()
+# the device copies of Python-scalar constants go with the compiled programs (`clear_caches`)
+cache.on_clear(values.clear_scalar_arrays)

@@ -9,6 +9,7 @@ compiles again. Results whose constants captured a tracer belong to one trace an
 
 from __future__ import annotations
 
+from yax.compile import cache as compile_cache
 from yax.config import config
 from yax.interpreters.traced_cache import captures_tracer
 from yax.runtime.lru import LRUCache
@@ -32,3 +33,6 @@ def cached(key, make, consts_of):
 def clear() -> None:
     """Forget every derived sub-program (`yax.clear_caches`)."""
     _cache.clear()
+
+
+compile_cache.on_clear(clear)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import weakref
 
+from yax.compile import cache
 from yax.config import config
 from yax.core.trace import Tracer
 from yax.interpreters.staging import closure_convert
@@ -86,3 +87,6 @@ def _evict_oldest(per_fun: dict) -> None:
 def clear() -> None:
     """Forget every traced function (called by yax.clear_caches)."""
     _entries.clear()
+
+
+cache.on_clear(clear)

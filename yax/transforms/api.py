@@ -13,7 +13,6 @@ from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.trace import Tracer
-from yax.interpreters import rule_cache, traced_cache
 from yax.runtime import backend as _backend
 from yax.runtime import executable, transfer, values
 from yax.runtime.array import Array
@@ -169,9 +168,7 @@ def clear_caches() -> None:
     executable cache, the transformation-rule cache and the compile-level caches. The persistent
     compilation cache on disk (`config.compilation_cache_dir`) is left as it is.
     """
-    compile_cache.clear_all()  # jit entries, eager executables and every compiled variant
-    rule_cache.clear()
-    traced_cache.clear()
+    compile_cache.clear_all()  # every registered cache (jit, eager, traced functions, rules, ...)
     executable.clear_caches()
 
 

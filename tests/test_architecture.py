@@ -298,3 +298,29 @@ def test_primitives_are_defined_under_primitives():
                     and node.func.id == "Primitive"):
                 outside.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}")
     assert not outside, "primitives defined outside yax/primitives/: " + ", ".join(outside)
+
+
+RULE_SLOTS = {"abstract_eval", "lower", "jvp", "transpose", "batch", "impl", "partial_eval",
+              "checkify"}
+
+
+def test_a_primitive_gets_its_rules_in_its_own_module():
+    """No module attaches rules to a primitive it imported (`other_p.define(...)` or
+    `other_p.jvp = ...`): every rule of a primitive sits in the module that defines it."""
+    foreign = []
+    for path in MODULES.values():
+        tree = ast.parse(path.read_text())
+        imported = {alias.asname or alias.name for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) for alias in node.names}
+        for node in ast.walk(tree):
+            target = None
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "define"):
+                target = node.func.value
+            elif isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Attribute) and t.attr in RULE_SLOTS:
+                        target = t.value
+            if isinstance(target, ast.Name) and target.id in imported:
+                foreign.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} {target.id}")
+    assert not foreign, "rules attached outside their primitive's module:\n" + "\n".join(foreign)

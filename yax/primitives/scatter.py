@@ -36,10 +36,7 @@ from yax.primitives.slicing import (
     _jvp_linear_in,
     _shift,
     _sorted_axes,
-    _stack_starts,
-    _start_zero,
     _zero_tangent,
-    dynamic_update_slice_p,
     gather_p,
 )
 from yax.runtime.values import aval_of
@@ -338,46 +335,6 @@ def _scatter_extremum_jvp(prim):
 scatter_min_p.define(jvp=_scatter_extremum_jvp(scatter_min_p))
 scatter_max_p.define(jvp=_scatter_extremum_jvp(scatter_max_p))
 
-
-# --- rules of slicing.py's primitives that are scatters ----------------------------------------
-# gather's transpose is a scatter_add and a dynamic_update_slice at per-example starts is a
-# scatter, so these two rules sit with the scatter family (slicing.py sits below scatter.py).
-
-def _dynamic_update_slice_batch(args, dims):
-    (x, update, *starts), (x_bdim, upd_bdim, *start_bdims) = args, dims
-    size = axis_size_of(args, dims)
-    x = move_batch_axis(x, x_bdim, 0, size)
-    update = move_batch_axis(update, upd_bdim, 0, size)
-    if all(d is None for d in start_bdims):
-        return [dynamic_update_slice_p.bind(x, update, _start_zero(starts), *starts)], [0]
-    # per-example starts: a scatter of one clamped window per example
-    n = len(starts)
-    dn = ScatterDimensionNumbers(update_window_dims=tuple(range(n)), inserted_window_dims=(),
-                                 scatter_dims_to_operand_dims=tuple(range(n)))
-    indices = _stack_starts(starts, start_bdims, size)
-    return scatter_p.batch([x, indices, update], [0, 0, 0], dimension_numbers=dn,
-                           indices_are_sorted=True, unique_indices=True, mode=_MODE.CLIP)
-
-
-def _gather_transpose(cts, x, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
-                      unique_indices, mode, fill_value):
-    ct, = cts
-    dn = dimension_numbers
-    sdn = ScatterDimensionNumbers(
-        update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
-        scatter_dims_to_operand_dims=dn.start_index_map,
-        operand_batching_dims=dn.operand_batching_dims,
-        scatter_indices_batching_dims=dn.start_indices_batching_dims)
-    # XLA clamps the starts of an in-bounds-promised gather, so its transpose clamps them too
-    mode = _MODE.CLIP if mode == _MODE.PROMISE_IN_BOUNDS else mode
-    zeros = zeros_like_aval(x.aval.strip_weak_type())
-    return [scatter_add_p.bind(zeros, indices, ct, dimension_numbers=sdn,
-                               indices_are_sorted=indices_are_sorted,
-                               unique_indices=unique_indices, mode=mode), None]
-
-
-dynamic_update_slice_p.define(batch=_dynamic_update_slice_batch)
-gather_p.define(transpose=_gather_transpose)
 
 # a plain scatter only moves data (its combining siblings can make a NaN: inf - inf)
 scatter_p.define(checkify=checked_by(_scatter_bounds, nan_check=False))

@@ -453,10 +453,31 @@ dynamic_slice_p = Primitive(
     checkify=checked_by(_window_bounds(1, lambda eqn: eqn.params["slice_sizes"]),
                         nan_check=False))
 _jvp_linear_in(dynamic_slice_p, (0,))
-# its batching rule is a scatter: it is set in yax/primitives/scatter.py
+
+
+# at per-example starts its batching rule is a scatter
+# (scatters are reached through the `lax` proxy when the rule runs: scatter.py sits above this
+# module, which it builds on)
+def _dynamic_update_slice_batch(args, dims):
+    (x, update, *starts), (x_bdim, upd_bdim, *start_bdims) = args, dims
+    size = axis_size_of(args, dims)
+    x = move_batch_axis(x, x_bdim, 0, size)
+    update = move_batch_axis(update, upd_bdim, 0, size)
+    if all(d is None for d in start_bdims):
+        return [dynamic_update_slice_p.bind(x, update, _start_zero(starts), *starts)], [0]
+    # per-example starts: a scatter of one clamped window per example
+    n = len(starts)
+    dn = ScatterDimensionNumbers(update_window_dims=tuple(range(n)), inserted_window_dims=(),
+                                 scatter_dims_to_operand_dims=tuple(range(n)))
+    indices = _stack_starts(starts, start_bdims, size)
+    return lax.scatter_p.batch([x, indices, update], [0, 0, 0], dimension_numbers=dn,
+                               indices_are_sorted=True, unique_indices=True, mode=_MODE.CLIP)
+
+
 dynamic_update_slice_p = Primitive(
     "dynamic_update_slice", abstract_eval=_dynamic_update_slice_abstract_eval,
     lower=_dynamic_update_slice_lower, transpose=_dynamic_update_slice_transpose,
+    batch=_dynamic_update_slice_batch,
     checkify=checked_by(_window_bounds(2, lambda eqn: eqn.inputs[1].aval.shape),
                         nan_check=False))
 _jvp_linear_in(dynamic_update_slice_p, (0, 1))
@@ -500,9 +521,26 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
                           **params)], [0]
 
 
-# its transpose is a scatter_add: it is set in yax/primitives/scatter.py
+# its transpose is a scatter_add
+def _gather_transpose(cts, x, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
+                      unique_indices, mode, fill_value):
+    ct, = cts
+    dn = dimension_numbers
+    sdn = ScatterDimensionNumbers(
+        update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+        scatter_dims_to_operand_dims=dn.start_index_map,
+        operand_batching_dims=dn.operand_batching_dims,
+        scatter_indices_batching_dims=dn.start_indices_batching_dims)
+    # XLA clamps the starts of an in-bounds-promised gather, so its transpose clamps them too
+    mode = _MODE.CLIP if mode == _MODE.PROMISE_IN_BOUNDS else mode
+    zeros = zeros_like_aval(x.aval.strip_weak_type())
+    return [lax.scatter_add_p.bind(zeros, indices, ct, dimension_numbers=sdn,
+                                   indices_are_sorted=indices_are_sorted,
+                                   unique_indices=unique_indices, mode=mode), None]
+
+
 gather_p = Primitive("gather", abstract_eval=_gather_abstract_eval, lower=_gather_lower,
-                     jvp=_gather_jvp, batch=_gather_batch,
+                     jvp=_gather_jvp, transpose=_gather_transpose, batch=_gather_batch,
                      checkify=checked_by(_gather_bounds, nan_check=False))
 
 # moves or selects data: a NaN in the output was in an input, and checkify reports it where it

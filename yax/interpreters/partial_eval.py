@@ -10,13 +10,13 @@ into its primal computation and a linear jaxpr of the tangents: `linearize`.
 
 from __future__ import annotations
 
-from yax.core.avals import aval_of_value
 from yax.core.ir import ClosedJaxpr, Jaxpr
 from yax.core.trace import current_trace, run_in_trace, use_trace
 from yax.interpreters.ad_util import Zero, tangent_aval
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.jvp import jvp_flat
 from yax.interpreters.staging import StagingTrace, StagingTracer, trace_to_jaxpr
+from yax.runtime.values import aval_of
 
 
 class PartialEvalTrace(StagingTrace):
@@ -51,7 +51,7 @@ class PartialEvalTrace(StagingTrace):
 
 
 def _avals(xs):
-    return [getattr(x, "aval", None) or aval_of_value(x) for x in xs]
+    return [aval_of(x) for x in xs]
 
 
 def linearize_flat(fun, primals) -> tuple[list, ClosedJaxpr, list[bool]]:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from yax.config import config
 from yax.core import dtypes
-from yax.core.avals import TypedScalar, aval_of_value
+from yax.core.avals import TypedScalar
 from yax.core.trace import is_eager
 from yax.runtime.array import Array
-from yax.runtime.values import canonical_leaf, to_array
+from yax.runtime.values import aval_of, canonical_leaf, to_array
 from yax.transforms.eager_compiled import (
     CompiledTapeVJP,
     cached_program,
@@ -124,7 +124,7 @@ def _speculative_grad(outs, tape_jaxpr, structure, primals):
     or the program is not compiled."""
     if structure is None or not outs:
         return None
-    aval = outs[0].aval if hasattr(outs[0], "aval") else aval_of_value(outs[0])
+    aval = aval_of(outs[0])
     if aval.shape != () or not dtypes.is_inexact(aval.dtype):
         return None
     one = to_array(TypedScalar(1, aval.dtype, weak_type=False))

@@ -18,7 +18,7 @@ from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.trace import current_trace, run_in_trace
 from yax.interpreters.partial_eval import linearize_flat
 from yax.interpreters.staging import StagingTrace, StagingTracer
-from yax.runtime.values import canonical_leaf
+from yax.runtime.values import aval_of, canonical_leaf
 from yax.transforms.checkpoint import checkpoint
 
 __all__ = ["Residual", "ResidualReport", "saved_residuals", "print_saved_residuals"]
@@ -146,7 +146,7 @@ def _residuals(f, in_tree, avals, paths) -> list[Residual]:
 
 
 def _describe(value, trace, producer, arg_index, paths) -> Residual:
-    aval = value.aval if hasattr(value, "aval") else aval_of_value(value)
+    aval = aval_of(value)
     nbytes = math.prod(aval.shape) * np.dtype(aval.dtype).itemsize
     base = dict(shape=tuple(aval.shape), dtype=np.dtype(aval.dtype), nbytes=nbytes)
     if isinstance(value, StagingTracer) and value._trace is trace:

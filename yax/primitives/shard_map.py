@@ -36,6 +36,8 @@ from yax.interpreters.transpose import is_undefined, transpose_jaxpr
 from yax.primitives import collectives as coll
 from yax.primitives import mesh_axes
 from yax.primitives._lax import lax
+from yax.runtime import sharding_bridge, transfer
+from yax.runtime.array import Array
 from yax.runtime.named_sharding import NamedSharding
 from yax.runtime.partition_spec import PartitionSpec
 
@@ -114,7 +116,18 @@ def _impl(*arrays, **params):
     key = tuple(sorted(params.items(), key=lambda kv: kv[0]))
     outs = _compiled.get_or_make(key, lambda: _binder(params))(*arrays)
     eager.check_outputs(shard_map_p, outs)  # debug_nans/debug_infs
-    return outs
+    return [_as_out_spec(o, params["mesh"], spec) for o, spec in
+            zip(outs, params["out_specs"], strict=True)]
+
+
+def _as_out_spec(out, mesh, spec):
+    """An eager result carries the sharding its out_spec names, spec length included, as in
+    JAX (XLA reports P('x', None) as P('x'); the blocks are the same)."""
+    want = NamedSharding(mesh, spec)
+    have = sharding_bridge.sharding_of_array(out)
+    if have == want or not want.is_equivalent_to(have, out.ndim):
+        return out
+    return Array(transfer.relabel(out._buf, want, out.shape, out.dtype), out.aval)
 
 
 def _binder(params: dict):

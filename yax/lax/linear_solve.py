@@ -41,8 +41,8 @@ class Role:
         return errors.CustomDerivativeError(f"{self.who} {describe(self.fun)} {what}")
 
 
-def _leaf_types(leaves) -> str:
-    return "(" + ", ".join(aval_of(x).str_short() for x in leaves) + ")"
+def _leaf_types(avals) -> str:
+    return "(" + ", ".join(a.str_short() for a in avals) + ")"
 
 
 def _checked_leaves(result, tree, avals, role: Role) -> list:
@@ -53,11 +53,10 @@ def _checked_leaves(result, tree, avals, role: Role) -> list:
         raise role.error(f"returned a value of structure {got_tree}; it must return one "
                          f"structured like {role.like}: {tree}")
     leaves = [as_operand(x) for x in leaves]
-    for x, want in zip(leaves, avals, strict=True):
-        got = aval_of(x)
-        if got.shape != want.shape or got.dtype != want.dtype:
-            raise role.error(f"returned {_leaf_types(leaves)}; it must return leaves shaped and "
-                             f"typed like {role.like}: {_leaf_types(avals)}")
+    got = [aval_of(x) for x in leaves]
+    if any(g.shape != w.shape or g.dtype != w.dtype for g, w in zip(got, avals, strict=True)):
+        raise role.error(f"returned {_leaf_types(got)}; it must return leaves shaped and typed "
+                         f"like {role.like}: {_leaf_types(avals)}")
     return leaves
 
 

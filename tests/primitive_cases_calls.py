@@ -114,6 +114,13 @@ def _check(x):
     return sin(x) * x
 
 
+def _linear_solve(x, y):
+    a = jnp.diag(2.0 + sin(x)) + 0.3 * jnp.outer(y, cos(x))       # not symmetric
+    solve = lambda mv, b: jnp.linalg.solve(a, b)  # noqa: E731
+    transpose_solve = lambda vm, b: jnp.linalg.solve(a.T, b)  # noqa: E731
+    return lax.custom_linear_solve(lambda v: a @ v, sin(y) * x, solve, transpose_solve)
+
+
 CALLS = {
     "while": smooth(_while, X, skip=WHILE_SKIP),
     "scan": smooth(_scan, X[0], Y),
@@ -139,5 +146,6 @@ CALLS = {
     "optimization_barrier": smooth(
         lambda x, y: (lambda a, b: sin(a) * b)(*lax.optimization_barrier((x, y * y))), X, Y),
     "add_any": smooth(lambda x, y: sin(add_any_p.bind(x * y, sin(y))), X, Y),
+    "custom_linear_solve": smooth(_linear_solve, X, Y),
     "zeros": smooth(lambda x: sin(x) + zeros_like_p.bind(shape=(3,), dtype=np.float64), X),
 }

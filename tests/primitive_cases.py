@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 import yax.numpy as jnp
-from yax import lax
 from tests.second_order_checks import CHECKS, TOL
+from yax import lax
 
 
 @dataclasses.dataclass(frozen=True)

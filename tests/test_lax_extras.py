@@ -1,16 +1,15 @@
-"""yax.lax extras against jax.lax: associative_scan, conv_transpose and patches, reduce with a user computation, cumlogsumexp, the barrier primitives, small helpers.
+"""yax.lax extras against jax.lax: associative_scan, conv_transpose and patches, reduce with a
+user computation, cumlogsumexp, the barrier primitives, small helpers.
 """
 
 from __future__ import annotations
 
 import jax
 import jax.lax as jlax
-import jax.numpy as jjnp
 import numpy as np
 import pytest
 
 import yax
-import yax.numpy as jnp
 from yax import errors, lax
 from yax.test_util import check_grads
 

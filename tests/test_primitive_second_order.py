@@ -22,8 +22,15 @@ import yax
 import yax.numpy as jnp
 from tests import second_order_checks as checks
 from tests.primitive_cases import ELEMENTWISE, REDUCTIONS
-from tests.primitive_cases_arrays import (CONTRACTIONS, FFT, LINALG, SHAPE, SLICING, SORTING,
-                                          WINDOWED)
+from tests.primitive_cases_arrays import (
+    CONTRACTIONS,
+    FFT,
+    LINALG,
+    SHAPE,
+    SLICING,
+    SORTING,
+    WINDOWED,
+)
 from tests.primitive_cases_calls import CALLS, COLLECTIVES
 from yax import errors, lax
 from yax.core.ir import subjaxprs

@@ -90,7 +90,8 @@ CONTRACTIONS = {
 
 SORTING = {
     "sort": smooth(lambda x: sin(lax.sort(x * x)) * lax.sort(x), V5),
-    "sort:two_operands": smooth(lambda k, v: lax.sort((sin(k), v * v), num_keys=1)[1], V5, V5[::-1]),
+    "sort:two_operands": smooth(lambda k, v: lax.sort((sin(k), v * v), num_keys=1)[1],
+                                V5, V5[::-1]),
     "top_k": smooth(lambda x: lax.top_k(sin(x) * x, 3)[0], V5),
 }
 

@@ -84,11 +84,19 @@ def _prog_linearize(f, xs, d):
             lin2(*d["w"]), lin2_t(d["u"]))
 
 
-def _prog_vmap(f, xs, d):
-    g, h = _g(f, d["v"]), _h(f, d["u"])
+def _prog_vmap(f, xs, d, reverse=True):
     xs_b = d["xs_b"]
     each = [tuple(x[i] for x in xs_b) for i in range(BATCH)]
-    return (yax.vmap(g)(*xs_b), [g(*x) for x in each], yax.vmap(h)(*xs_b), [h(*x) for x in each])
+    g = _g(f, d["v"])
+    out = (yax.vmap(g)(*xs_b), [g(*x) for x in each])
+    if not reverse:
+        return out
+    h = _h(f, d["u"])
+    return (*out, yax.vmap(h)(*xs_b), [h(*x) for x in each])
+
+
+def _prog_vmap_forward(f, xs, d):
+    return _prog_vmap(f, xs, d, reverse=False)
 
 
 PROGRAMS = {"jvp_jvp": _prog_jvp_jvp, "jvp_vjp": _prog_jvp_vjp, "vjp_vjp": _prog_vjp_vjp,
@@ -115,7 +123,8 @@ def directions(name: str, case) -> dict:
 
 def program(case, check: str):
     """The check's program as a function of (inputs, directions)."""
-    return _named(case, lambda xs, d: PROGRAMS[check](case.fn, xs, d))
+    prog = _prog_vmap_forward if check == "vmap" and not case.reverse() else PROGRAMS[check]
+    return _named(case, lambda xs, d: prog(case.fn, xs, d))
 
 
 def run(case, check: str, d: dict, jit: bool = True):
@@ -159,10 +168,10 @@ def verify(case, check: str, result, d: dict) -> None:
         _adjoint(_inner(d["u"], lin2_w), _inner(lin2_t_u, d["w"]),
                  "linear_transpose(linearize(jvp(f)))", tol)
     elif check == "vmap":
-        g_b, g_each, h_b, h_each = result
         axis = 1 if case.named else 0
         stack = lambda xs: _tree_map(lambda *a: np.stack(a, axis), *xs)  # noqa: E731
-        _close(g_b, stack(g_each), "vmap(jvp(f)) vs per-example", tol)
-        _close(h_b, stack(h_each), "vmap(vjp(f)) vs per-example", tol)
+        _close(result[0], stack(result[1]), "vmap(jvp(f)) vs per-example", tol)
+        if case.reverse():
+            _close(result[2], stack(result[3]), "vmap(vjp(f)) vs per-example", tol)
     else:
         raise ValueError(check)

@@ -22,8 +22,15 @@ import yax
 import yax.numpy as jnp
 from tests import second_order_checks as checks
 from tests.primitive_cases import ELEMENTWISE, REDUCTIONS
-from tests.primitive_cases_arrays import (CONTRACTIONS, FFT, LINALG, SHAPE, SLICING, SORTING,
-                                          WINDOWED)
+from tests.primitive_cases_arrays import (
+    CONTRACTIONS,
+    FFT,
+    LINALG,
+    SHAPE,
+    SLICING,
+    SORTING,
+    WINDOWED,
+)
 from tests.primitive_cases_calls import CALLS, COLLECTIVES
 from yax import errors, lax
 from yax.core.ir import subjaxprs
@@ -145,14 +152,15 @@ def test_no_derivative_convention(x64, name):
     rng = np.random.default_rng(0)
     ts = tuple(_tangent_like(a, rng) for a in case.args)
     got = {}
-    for who, L, N, jvp, vjp in (("yax", lax, jnp, yax.jvp, yax.vjp),
-                                ("jax", jax.lax, jjnp, jax.jvp, jax.vjp)):
+    systems = (("yax", lax, jnp, yax.jvp, yax.vjp), ("jax", jax.lax, jjnp, jax.jvp, jax.vjp))
+    for who, L, N, jvp, vjp in systems[:2 if case.oracle else 1]:
         fn = lambda *xs: case.fn(L, N, *xs)  # noqa: E731,B023
         out, t_out = jvp(fn, case.args, ts)
         _, pullback = vjp(fn, *case.args)
         cts = pullback(_tangent_like(out, rng))
         got[who] = (_convention(t_out), [_convention(c) for c in cts])
-    assert got["yax"] == got["jax"]
+    if case.oracle:
+        assert got["yax"] == got["jax"]
     assert got["yax"][0][0] == "float0" or got["yax"][0][2], got["yax"]
 
 

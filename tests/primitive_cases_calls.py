@@ -7,7 +7,7 @@ import numpy as np
 
 import yax
 import yax.numpy as jnp
-from tests.primitive_cases import X, Y, pts, smooth
+from tests.primitive_cases import Case, X, Y, pts, smooth
 from yax import lax
 from yax.experimental import checkify
 from yax.interpreters.ad_util import add_any_p, zeros_like_p
@@ -57,6 +57,37 @@ def _scan(c0, xs):
     def step(c, x):
         return sin(c) * x + c, c * x
     return lax.scan(step, c0, xs)
+
+
+def _while_batched_predicate(x):
+    # the trip count depends on x: under vmap the predicate is batched
+    return lax.while_loop(lambda y: jnp.sum(y * y) < 20.0, lambda y: y * 1.5 + sin(y), x)
+
+
+def _fori(x):
+    return lax.fori_loop(0, 3, lambda i, y: sin(y) * x + y * i, x)
+
+
+def _scan_reverse(c0, xs):
+    return lax.scan(lambda c, x: (c * cos(x) + x, sin(c) * x), c0, xs, reverse=True)
+
+
+def _switch(x):
+    index = lax.convert_element_type(jnp.sum(x) > 0, np.int32) + 1
+    return lax.switch(index, [cos, lambda v: v * v, lambda v: sin(v) * v], x)
+
+
+@yax.custom_vjp
+def _cv_scan(c, x):
+    return c * sin(x)
+
+
+_cv_scan.defvjp(lambda c, x: (c * sin(x), (c, x)),
+                lambda res, ct: (sin(res[1]) * ct, res[0] * cos(res[1]) * ct))
+
+
+def _custom_vjp_in_scan(c0, xs):
+    return lax.scan(lambda c, x: (_cv_scan(c, x) + c, c * x), c0, xs)
 
 
 def _cond(x):
@@ -125,10 +156,19 @@ CALLS = {
     "while": smooth(_while, X, skip=WHILE_SKIP),
     "scan": smooth(_scan, X[0], Y),
     "scan:bounded_while": smooth(_bounded_while, X),
+    "while:batched_predicate": smooth(_while_batched_predicate, X * 0.5, skip=WHILE_SKIP),
+    "scan:fori_loop": smooth(_fori, X),
+    "scan:reverse": smooth(_scan_reverse, X[0], Y),
+    "scan:custom_vjp_inside": smooth(_custom_vjp_in_scan, X[0], Y),
     "cond": smooth(_cond, X),
+    "cond:switch": smooth(_switch, X),
     "cond:false_branch": smooth(_cond, -Y),
     "pjit": smooth(lambda x, y: yax.jit(lambda a, b: sin(a) * b)(x, y * y), X, Y),
     "remat": smooth(yax.checkpoint(lambda x, y: sin(sin(x) * y)), X, Y),
+    "remat:dots_saveable": smooth(yax.checkpoint(
+        lambda a, b: sin(jnp.dot(sin(a), b)), policy=yax.checkpoint_policies.dots_saveable),
+        pts(-1, 1, (2, 3)), pts(-1, 1, (3, 2))),
+    "pjit:grad_inside": smooth(lambda x: yax.jit(yax.grad(lambda v: jnp.sum(sin(v) * v)))(x), X),
     "name": smooth(yax.checkpoint(
         lambda x: sin(yax.ad_checkpoint.checkpoint_name(sin(x) * x, "h")),
         policy=yax.checkpoint_policies.save_only_these_names("h")), X),
@@ -140,6 +180,8 @@ CALLS = {
     # under vmap the axis index is a constant of the batching; shard_map binds the primitive
     "axis_index": smooth(_axis_index, X),
     "callback": smooth(_callback, X),
+    # pure_callback has no derivative (as in jax): a clear error naming it
+    "callback:pure": Case(lambda x: yax.pure_callback(np.sin, x, x), (X,), kind="no_rule"),
     "check": smooth(_check, X),
     "sharding_constraint": smooth(lambda x: sin(lax.with_sharding_constraint(
         x * x, NamedSharding(_MESH, P()))), X),

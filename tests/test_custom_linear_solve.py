@@ -15,17 +15,12 @@ import pytest
 
 import yax
 import yax.numpy as jnp
+from tests.harness import assert_trees_close
 from yax import errors, lax
 from yax.test_util import check_grads
 
 YAX, JAX = (lax, jnp, yax), (jlax, jjnp, jax)
 
-
-def _assert_trees_close(got, want, rtol=1e-9, atol=1e-11):
-    got_leaves, want_leaves = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
-    assert len(got_leaves) == len(want_leaves)
-    for g, w in zip(got_leaves, want_leaves, strict=True):
-        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=atol)
 
 
 def richardson(lax, jnp, omega=0.3):
@@ -123,15 +118,15 @@ def test_every_composition_matches_jax_under_jit(x64):
     for name in want:
         for what in want[name]:
             try:
-                _assert_trees_close(got[name][what], want[name][what], rtol=1e-8, atol=1e-10)
+                assert_trees_close(got[name][what], want[name][what], rtol=1e-8, atol=1e-10)
             except AssertionError as e:
                 raise AssertionError(f"{name}: {what}") from e
 
 
 def test_eager_matches_jit_at_second_order(x64):
     loss, jloss = systems(YAX)["while_symmetric"], systems(JAX)["while_symmetric"]
-    _assert_trees_close(yax.hessian(loss)(TH, B), jax.hessian(jloss)(TH, B), rtol=1e-8)
-    _assert_trees_close(yax.grad(lambda b: yax.grad(loss, argnums=1)(TH, b).sum())(B),
+    assert_trees_close(yax.hessian(loss)(TH, B), jax.hessian(jloss)(TH, B), rtol=1e-8)
+    assert_trees_close(yax.grad(lambda b: yax.grad(loss, argnums=1)(TH, b).sum())(B),
                         jax.grad(lambda b: jax.grad(jloss, argnums=1)(TH, b).sum())(B),
                         rtol=1e-8)
 
@@ -148,8 +143,8 @@ def test_the_issue_snippet_hessian_is_the_identity(x64):
         return f
     want = jax.hessian(make(JAX))(jjnp.zeros(2))
     np.testing.assert_allclose(np.asarray(want), np.eye(2), atol=1e-12)
-    _assert_trees_close(yax.hessian(make(YAX))(jnp.zeros(2)), want)
-    _assert_trees_close(yax.jit(yax.hessian(make(YAX)))(jnp.zeros(2)), want)
+    assert_trees_close(yax.hessian(make(YAX))(jnp.zeros(2)), want)
+    assert_trees_close(yax.jit(yax.hessian(make(YAX)))(jnp.zeros(2)), want)
 
 
 @pytest.mark.parametrize("name", ["direct_general", "while_symmetric"])
@@ -182,7 +177,7 @@ def test_vmap_of_b_matrix_or_both(x64, in_axes):
         return (solve(m_arg, b_arg),
                 t.grad(lambda m, b: (solve(m, b) ** 2).sum(), argnums=(0, 1))(m_arg, b_arg),
                 t.jacfwd(lambda b: solve(m_arg, b))(b_arg))
-    _assert_trees_close(yax.jit(lambda: everything(YAX))(), jax.jit(lambda: everything(JAX))(),
+    assert_trees_close(yax.jit(lambda: everything(YAX))(), jax.jit(lambda: everything(JAX))(),
                         rtol=1e-8)
 
 
@@ -195,7 +190,7 @@ def test_has_aux_returns_the_solvers_aux(x64):
             return jnp.linalg.solve(a, r), {"norm": jnp.sum(r * r)}
         return lax.custom_linear_solve(lambda v: a @ v, jnp.array([1.0, -1.0]), solve,
                                        symmetric=True, has_aux=True)
-    _assert_trees_close(run(YAX), run(JAX))
+    assert_trees_close(run(YAX), run(JAX))
 
 
 def _count(jaxpr, names) -> int:

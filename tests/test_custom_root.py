@@ -13,17 +13,12 @@ import pytest
 
 import yax
 import yax.numpy as jnp
+from tests.harness import assert_trees_close
 from yax import errors, lax
 from yax.test_util import check_grads
 
 YAX, JAX = (lax, jnp, yax), (jlax, jjnp, jax)
 
-
-def _assert_trees_close(got, want, rtol=1e-9, atol=1e-11):
-    got_leaves, want_leaves = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
-    assert len(got_leaves) == len(want_leaves)
-    for g, w in zip(got_leaves, want_leaves, strict=True):
-        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=atol)
 
 
 def fori_sqrt(lib):
@@ -103,15 +98,15 @@ def test_a_while_loop_solver_at_every_order_matches_jax(x64):
     want = jax.jit(lambda: table(JAX))()
     for what in want:
         try:
-            _assert_trees_close(got[what], want[what], rtol=1e-8, atol=1e-10)
+            assert_trees_close(got[what], want[what], rtol=1e-8, atol=1e-10)
         except AssertionError as e:
             raise AssertionError(what) from e
 
 
 def test_eager_second_order(x64):
-    _assert_trees_close(yax.grad(yax.grad(while_sqrt(YAX)))(3.0),
+    assert_trees_close(yax.grad(yax.grad(while_sqrt(YAX)))(3.0),
                         jax.grad(jax.grad(while_sqrt(JAX)))(3.0))
-    _assert_trees_close(yax.hessian(fixed_point_loss(YAX), argnums=1)(W, X),
+    assert_trees_close(yax.hessian(fixed_point_loss(YAX), argnums=1)(W, X),
                         jax.hessian(fixed_point_loss(JAX), argnums=1)(W, X), rtol=1e-8)
 
 
@@ -160,9 +155,9 @@ def _pytree_root(lib):
 
 
 def test_pytrees_and_has_aux(x64):
-    _assert_trees_close(yax.grad(yax.grad(_pytree_root(YAX)))(3.0),
+    assert_trees_close(yax.grad(yax.grad(_pytree_root(YAX)))(3.0),
                         jax.grad(jax.grad(_pytree_root(JAX)))(3.0))
-    _assert_trees_close(yax.jit(yax.grad(_pytree_root(YAX)))(3.0),
+    assert_trees_close(yax.jit(yax.grad(_pytree_root(YAX)))(3.0),
                         jax.grad(_pytree_root(JAX))(3.0))
 
 

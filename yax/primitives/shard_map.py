@@ -12,8 +12,9 @@ them), which gives the transformation rules:
   - transpose: for an output replicated over mesh axes R (its spec does not name them), each
     device's copy is 1/|R| of the output, so its cotangent is scaled by 1/|R|; the body is
     first split by partial evaluation (its part on the non-linear inputs runs forwards inside
-    the transposed body), then its linear part transposed with the collectives' rules; the cotangent of an input replicated over axes Q
-    is the psum over Q of the per-device cotangents;
+    the transposed body), then its linear part transposed with the collectives' rules; the
+    cotangent of an input replicated over axes Q is the psum over Q of the per-device
+    cotangents;
   - batching: the batch dimension is added, unsplit, to the specs.
 """
 

@@ -5,7 +5,9 @@ or pytrees of arrays. Each solver is one `lax.custom_linear_solve`, so it is dif
 implicitly, never through its iterations: the derivatives with respect to b and to parameters
 closed over by A are themselves linear solves with the same solver (of the transposed operator
 in reverse mode), right at every order. The iterations are `while_loop`s, so the solvers work
-under `jit` and `vmap` (each example of a batch may take its own number of steps).
+under `jit` and `vmap` (each example of a batch may take its own number of steps). Called
+eagerly with a matrix A (and M) of concrete Arrays, a solver runs as one program compiled once
+per shape and options (`compiled_when_eager`); a function A is traced at every call.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import functools
 
 from yax import errors, tree_util
 from yax.lax.linear_solve import Role, linear_solve
+from yax.numpy.linalg._util import compiled_when_eager
 from yax.primitives.linear_solve import LinearSolveParts
 from yax.scipy.sparse._bicgstab import bicgstab_flat
 from yax.scipy.sparse._cg import cg_flat
@@ -50,6 +53,7 @@ def _isolve(name, flat_solver, A, b, x0, M, maxiter, *, symmetric=False, **optio
     return x, None
 
 
+@compiled_when_eager
 def cg(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
     """Solve A x = b by (preconditioned) conjugate gradients; A must be Hermitian positive
     definite, and so must M.
@@ -74,6 +78,7 @@ def cg(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
                    symmetric=True)
 
 
+@compiled_when_eager
 def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
     """Solve A x = b by (preconditioned) BiCGSTAB, for a general nonsingular A.
 
@@ -97,6 +102,7 @@ def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
                    M, maxiter)
 
 
+@compiled_when_eager
 def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None,
           solve_method="batched"):
     """Solve A x = b by restarted GMRES, for a general nonsingular A.

@@ -189,3 +189,26 @@ def test_float32_default_tolerance():
 def test_bad_input_is_a_clear_error_at_trace_time(call, message):
     with pytest.raises(errors.YaxError, match=message):
         yax.make_jaxpr(call)()
+
+
+def test_vmap_over_the_matrix_and_b(x64):
+    scales = np.array([1.0, 2.0, 5.0])
+    mats = np.stack([SPD * s for s in scales])
+    bs = np.stack([B, 2 * B, X0])
+    xs = yax.vmap(lambda a, b: spla.cg(a, b, **TIGHT)[0])(mats, bs)
+    np.testing.assert_allclose(np.asarray(xs), np.linalg.solve(mats, bs[..., None])[..., 0],
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_complex_systems_match_jax(x64):
+    rng = np.random.default_rng(1)
+    c = rng.normal(size=(N, N)) + 1j * rng.normal(size=(N, N))
+    herm = c @ c.conj().T + N * np.eye(N)
+    b = rng.normal(size=N) + 1j * rng.normal(size=N)
+    for name, a in (("cg", herm), ("gmres", herm + 0.3 * c), ("bicgstab", herm + 0.3 * c)):
+        def loss(b, sp, jnp, a=a, name=name):
+            return jnp.sum(jnp.abs(getattr(sp, name)(jnp.asarray(a), b, **TIGHT)[0]) ** 2)
+        x = getattr(spla, name)(jnp.asarray(a), jnp.asarray(b), **TIGHT)[0]
+        np.testing.assert_allclose(np.asarray(x), np.linalg.solve(a, b), rtol=1e-9)
+        assert_trees_close(yax.grad(loss)(jnp.asarray(b), spla, jnp),
+                           jax.grad(loss)(jjnp.asarray(b), jspla, jjnp), rtol=1e-8, atol=1e-10)

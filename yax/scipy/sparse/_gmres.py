@@ -20,7 +20,7 @@ import numpy as np
 import yax.numpy as jnp
 from yax import lax
 from yax.lax import linalg as lax_linalg
-from yax.scipy.sparse._vectors import dot, norm
+from yax.scipy.sparse._vectors import norm
 
 
 def _arnoldi_column(A, M, V, j):

@@ -94,9 +94,9 @@ def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
 
     Example:
       >>> import yax.numpy as jnp
-      >>> x, _ = bicgstab(jnp.array([[3.0, 1.0], [-1.0, 2.0]]), jnp.array([1.0, 2.0]))
+      >>> x, _ = bicgstab(jnp.array([[3.0, 1.0], [-1.0, 2.0]]), jnp.array([4.0, 1.0]))
       >>> [round(float(v), 4) for v in x]
-      [0.0, 1.0]
+      [1.0, 1.0]
     """
     return _isolve("bicgstab", functools.partial(bicgstab_flat, tol=tol, atol=atol), A, b, x0,
                    M, maxiter)
@@ -123,9 +123,9 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
 
     Example:
       >>> import yax.numpy as jnp
-      >>> x, _ = gmres(jnp.array([[3.0, 1.0], [-1.0, 2.0]]), jnp.array([1.0, 2.0]))
+      >>> x, _ = gmres(jnp.array([[3.0, 1.0], [-1.0, 2.0]]), jnp.array([4.0, 1.0]))
       >>> [round(float(v), 4) for v in x]
-      [0.0, 1.0]
+      [1.0, 1.0]
     """
     if solve_method not in ("batched", "incremental"):
         raise errors.InvalidArgumentError(f"gmres: solve_method must be 'batched' or "

@@ -212,3 +212,17 @@ def test_complex_systems_match_jax(x64):
         np.testing.assert_allclose(np.asarray(x), np.linalg.solve(a, b), rtol=1e-9)
         assert_trees_close(yax.grad(loss)(jnp.asarray(b), spla, jnp),
                            jax.grad(loss)(jjnp.asarray(b), jspla, jjnp), rtol=1e-8, atol=1e-10)
+
+
+def test_grad_wrt_the_whole_matrix_is_the_implicit_one(x64):
+    # d/dA sum(w * A^-1 b) = -(A^-T w) x^T, with x = A^-1 b
+    w = np.arange(1.0, N + 1)
+
+    def loss(a, sp, jnp, name):
+        return jnp.sum(jnp.asarray(w) * getattr(sp, name)(a, jnp.asarray(B), **TIGHT)[0])
+    for name, a in (("cg", SPD), ("gmres", GENERAL), ("bicgstab", GENERAL)):
+        got = yax.jit(yax.grad(loss), static_argnums=(1, 2, 3))(a, spla, jnp, name)
+        x = np.linalg.solve(a, B)
+        np.testing.assert_allclose(np.asarray(got), -np.outer(np.linalg.solve(a.T, w), x),
+                                   rtol=1e-9, atol=1e-12)
+        assert_trees_close(got, jax.grad(loss)(a, jspla, jjnp, name), rtol=1e-8, atol=1e-11)

@@ -119,11 +119,28 @@ def _cond_jvp(primals, tangents, *, branches):
 
 
 def _jvp_branches(branches, nonzero):
-    firsts = [jvp_interp.jvp_jaxpr(b, nonzero, instantiate=False)[1] for b in branches]
-    out_nz = [any(col) for col in zip(*firsts)]
+    # each branch is differentiated once (a custom rule inside runs once per branch, as in jax);
+    # a branch whose tangent is zero where another's is not gets zeros there afterwards
+    firsts = [jvp_interp.jvp_jaxpr(b, nonzero, instantiate=False) for b in branches]
+    out_nz = [any(col) for col in zip(*(nz for _, nz in firsts))]
     jvps, consts = join_branch_consts(
-        [jvp_interp.jvp_jaxpr(b, nonzero, instantiate=out_nz)[0] for b in branches])
+        [jvp if nz == out_nz else _with_zero_tangents(jvp, b.out_avals, nz, out_nz)
+         for (jvp, nz), b in zip(firsts, branches, strict=True)])
     return jvps, consts, out_nz
+
+
+def _with_zero_tangents(jvp, primal_avals, have, want):
+    """`jvp` (primals..., tangents where `have`...) re-emitting its tangents where `want`, with
+    zeros in the slots it lacked: a wrapper of the jaxpr, so nothing is differentiated again."""
+    n = len(primal_avals)
+
+    def fun(*xs):
+        outs = eval_jaxpr(jvp.jaxpr, jvp.consts, xs)
+        tangents = iter(outs[n:])
+        return outs[:n] + [next(tangents) if h else ad_util.zeros_like_aval(
+            ad_util.tangent_aval(a)) for a, h, w in zip(primal_avals, have, want, strict=True)
+            if w]
+    return trace_to_jaxpr(fun, jvp.in_avals, name="jvp")
 
 
 # --- partial evaluation: a known index splits every branch the same way ------------------------

@@ -176,10 +176,11 @@ def _custom_vjp_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
     if not any(type(t) is not Zero for t, d in zip(tangents[num_consts:], diff) if d):
         return outs, [Zero(tangent_aval(a)) for a in call_jaxpr.out_avals]
     live = [t for t in ts if type(t) is not Zero]
-    # reverse mode only transposes the linear map, so bwd need not be probed (run) now
-    mode = ("transpose" if all(is_unknown_tangent(t) for t in live)
-            else _forward_mode(rule, res_tree, [aval_of(r) for r in res], call_jaxpr, diff))
-    primal_operands = [*consts, *args] if mode == "primal" else []
+    # reverse mode only transposes the linear map (with bwd). Otherwise ("auto") how to run it
+    # forwards is decided when it is run forwards, so that bwd is not probed (run) where the map
+    # only gets transposed later (a staged body under grad), and bwd runs when jax runs it
+    mode = "transpose" if all(is_unknown_tangent(t) for t in live) else "auto"
+    primal_operands = [*consts, *args] if _has_primals(mode) else []
     t_outs = bind(custom_vjp_lin_p, *primal_operands, *res, *ts, rule=rule, res_tree=res_tree,
                   call_jaxpr=call_jaxpr, num_consts=num_consts, num_res=len(res), diff=diff,
                   mode=mode)
@@ -231,8 +232,14 @@ custom_vjp_call_p.define(batch=_custom_call_batcher(custom_vjp_call_p, _batched_
 
 # --- custom_vjp_lin: the linear map whose transpose is the user's bwd -------------------------
 
+def _has_primals(mode: str) -> bool:
+    """Whether a custom_vjp_lin application takes the primal operands ("primal": its forward
+    map differentiates the function; "auto": undecided until it runs forwards)."""
+    return mode in ("primal", "auto")
+
+
 def _lin_split(operands, *, num_consts, call_jaxpr, num_res, mode):
-    n_primal = len(call_jaxpr.in_avals) if mode == "primal" else 0
+    n_primal = len(call_jaxpr.in_avals) if _has_primals(mode) else 0
     return (operands[:n_primal], operands[n_primal:n_primal + num_res],
             operands[n_primal + num_res:])
 
@@ -350,16 +357,21 @@ def _warn_if_primal(rule, mode) -> None:
             f"Reverse mode (grad/vjp) still uses bwd.", errors.CustomVJPForwardModeWarning)
 
 
-def _forward_operands(operands, params):
+def _forward_operands(operands, params, aval=aval_of):
+    """(operands of the forward program, params with the mode decided)."""
     primals, res, tangents = _lin_split(operands, num_consts=params["num_consts"],
                                         call_jaxpr=params["call_jaxpr"],
                                         num_res=params["num_res"], mode=params["mode"])
-    return [*primals, *tangents] if params["mode"] == "primal" else [*res, *tangents]
+    if params["mode"] == "auto":
+        mode = _forward_mode(params["rule"], params["res_tree"], [aval(r) for r in res],
+                             params["call_jaxpr"], params["diff"])
+        params = {**params, "mode": mode}
+    return ([*primals, *tangents] if params["mode"] == "primal" else [*res, *tangents]), params
 
 
 def _lin_eval(operands, params):
     """Forward evaluation: run the forward program under the current trace."""
-    ops = _forward_operands(list(operands), params)
+    ops, params = _forward_operands(list(operands), params)
     fwd = _forward_jaxpr([aval_of(o) for o in ops], **params)
     _warn_if_primal(params["rule"], params["mode"])
     return eval_jaxpr(fwd.jaxpr, fwd.consts, ops)
@@ -371,7 +383,7 @@ def _lin_impl(*arrays, **params):
 
 
 def _lin_lower(ctx, *args, **params):
-    ops = _forward_operands(list(zip(args, ctx.avals_in)), params)
+    ops, params = _forward_operands(list(zip(args, ctx.avals_in)), params, lambda r: r[1])
     fwd = _forward_jaxpr([a for _, a in ops], **params)
     _warn_if_primal(params["rule"], params["mode"])
     return lowering.call_function(ctx.module_ctx, fwd, "custom_vjp_forward", [v for v, _ in ops])
@@ -388,15 +400,28 @@ def _lin_batch(args, dims, *, rule, res_tree, call_jaxpr, num_consts, num_res, d
     args = _all_batched(args, dims, size)
     n_out = len(call_jaxpr.out_avals)
     batched, consts = _batched_call(call_jaxpr, size)
-    primals = args[:len(call_jaxpr.in_avals)] if mode == "primal" else []
+    primals = args[:len(call_jaxpr.in_avals)] if _has_primals(mode) else []
     rest = args[len(primals):]
-    outs = bind(custom_vjp_lin_p, *([*consts, *primals] if mode == "primal" else []), *rest,
+    outs = bind(custom_vjp_lin_p, *([*consts, *primals] if _has_primals(mode) else []), *rest,
                 rule=_batched_vjp_rule(rule, size, n_out), res_tree=("batched", res_tree),
                 call_jaxpr=batched, num_consts=num_consts + len(consts), num_res=num_res,
                 diff=diff, mode=mode)
     return outs, [0] * len(outs)
 
 
+def _lin_partial_eval(trace, args, params):
+    """Staged with unknown tangents, the map is only ever transposed (by bwd) or run forwards as
+    the transpose of bwd (as `linearize` does): an undecided mode becomes "transpose", and the
+    primal operands it kept for the other way are dropped (not saved as residuals)."""
+    if params["mode"] != "auto":
+        return trace.stage(custom_vjp_lin_p, args, params)
+    _, res, tangents = _lin_split(list(args), num_consts=params["num_consts"],
+                                  call_jaxpr=params["call_jaxpr"], num_res=params["num_res"],
+                                  mode="auto")
+    return trace.stage(custom_vjp_lin_p, [*res, *tangents], {**params, "mode": "transpose"})
+
+
 custom_vjp_lin_p = Primitive("custom_vjp_lin", multiple_results=True,
                              abstract_eval=_lin_abstract_eval, impl=_lin_impl, lower=_lin_lower,
-                             jvp=_lin_jvp, transpose=_lin_transpose, batch=_lin_batch)
+                             jvp=_lin_jvp, transpose=_lin_transpose, batch=_lin_batch,
+                             partial_eval=_lin_partial_eval)

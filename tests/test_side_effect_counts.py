@@ -214,6 +214,23 @@ def test_under_checkpoint_a_debug_print_runs_once_where_jax_reruns_it(transform)
     assert want == ["print x=0.5"] * {"grad": 2, "jit_grad": 2, "grad_grad": 3}[transform]
 
 
+@pytest.mark.parametrize("order", (1, 2))
+@pytest.mark.parametrize("transform", ("jvp", "jacfwd"))
+def test_custom_jvp_rule_in_a_while_loop_runs_as_under_jax(transform, order):
+    """The loop's fixed point differentiates its body once per pattern of nonzero carry
+    tangents, and a custom_jvp rule inside is traced once per pattern of its own (JVPRule
+    .per_call), so re-differentiating the body does not rerun it: jax's count, at both orders."""
+    def make(lib, log):
+        body = _custom_jvp_body(lib, log)
+
+        def loop(x):  # the third carry gets a tangent only after one step
+            return lib.lax.while_loop(lambda c: c[0] < 2,
+                                      lambda c: (c[0] + 1, body(c[1]), c[2] + c[1]),
+                                      (0, x, 0.0 * x))[2]
+        return loop if order == 1 else lib.jacfwd(loop)
+    _compare(make, "plain", transform)
+
+
 def test_second_order_through_scan_keeps_the_custom_jvp_rule():
     """Why yax runs the rule once more than jax under grad(grad) of a scan: jax differentiates the
     primal function there (see _JAX_DROPS_THE_RULE). With a rule that is not sin's derivative

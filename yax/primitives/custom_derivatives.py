@@ -24,6 +24,7 @@ import collections
 import numpy as np
 
 from yax import errors
+from yax.config import config
 from yax.core.dtypes import is_inexact
 from yax.core.primitive import Primitive
 from yax.core.trace import Tracer, bind, eager_trace, use_trace
@@ -86,24 +87,66 @@ def _all_batched(args, dims, size):
 
 class JVPRule:
     """The user's JVP as a flat function `jvp(primals, tangents) -> (primals_out, tangents_out)`
-    (hashable by identity, so it can be a primitive param)."""
+    (hashable by identity, so it can be a primitive param).
 
-    def __init__(self, jvp, name: str):
-        self.jvp, self.name = jvp, name
+    `per_call`: the rule belongs to one call of the custom function (one equation, and the
+    copies of it that re-running its jaxpr makes). Then, as in jax, the rule is traced once per
+    pattern of nonzero tangents and types and the trace is reused, so differentiating the same
+    program again (both passes of a loop's fixed point, a second look at a branch) does not run
+    the user's Python again. The traces live as long as the rule, i.e. as the equation."""
+
+    def __init__(self, jvp, name: str, per_call: bool = False):
+        self.jvp, self.name, self.per_call = jvp, name, per_call
+        self.traced: dict = {}
 
     def __repr__(self):
         return f"<jvp rule of {self.name}>"
 
 
+_MAX_TRACES_PER_RULE = 8
+
+
 def _custom_jvp_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
     _check_closure_tangents(tangents, num_consts, f"custom_jvp {rule.name}")
-    args = primals[num_consts:]
-    ts = [_tangent_or_float0(t, a) for t, a in
-          zip(tangents[num_consts:], call_jaxpr.in_avals[num_consts:], strict=True)]
-    outs, t_outs = rule.jvp(list(args), ts)
+    args, arg_avals = list(primals[num_consts:]), call_jaxpr.in_avals[num_consts:]
+    if rule.per_call:
+        nonzero = [type(t) is not Zero and is_inexact(a.dtype)
+                   for t, a in zip(tangents[num_consts:], arg_avals, strict=True)]
+        traced = _traced_jvp(rule, [aval_of(x) for x in args], nonzero, call_jaxpr.out_avals)
+        outs = eval_jaxpr(traced.jaxpr, traced.consts,
+                          [*args, *[t for t, nz in zip(tangents[num_consts:], nonzero) if nz]])
+        n = len(call_jaxpr.out_avals)
+        it = iter(outs[n:])
+        return outs[:n], [next(it) if is_inexact(a.dtype) else Zero(tangent_aval(a))
+                          for a in call_jaxpr.out_avals]
+    ts = [_tangent_or_float0(t, a) for t, a in zip(tangents[num_consts:], arg_avals, strict=True)]
+    outs, t_outs = rule.jvp(args, ts)
     t_outs = [Zero(tangent_aval(a)) if not is_inexact(a.dtype) else t
               for t, a in zip(t_outs, call_jaxpr.out_avals, strict=True)]
     return outs, t_outs
+
+
+def _traced_jvp(rule: JVPRule, arg_avals, nonzero, out_avals):
+    """The rule traced from (primals..., nonzero tangents...) to (primals_out..., tangents of
+    the inexact outputs...), once per (types, nonzero pattern) for a per-call rule."""
+    key = (tuple(arg_avals), tuple(nonzero), config.enable_x64)
+    hit = rule.traced.get(key)
+    if hit is not None:
+        return hit
+
+    def fun(*xs):
+        n = len(arg_avals)
+        it = iter(xs[n:])
+        ts = [next(it) if nz else _tangent_or_float0(Zero(tangent_aval(a)), a)
+              for a, nz in zip(arg_avals, nonzero, strict=True)]
+        outs, t_outs = rule.jvp(list(xs[:n]), ts)
+        return [*outs, *[instantiate(t) for t, a in zip(t_outs, out_avals, strict=True)
+                         if is_inexact(a.dtype)]]
+    t_avals = [tangent_aval(a) for a, nz in zip(arg_avals, nonzero) if nz]
+    traced = trace_to_jaxpr(fun, [*arg_avals, *t_avals], name="custom_jvp_rule")
+    if not captures_tracer(traced) and len(rule.traced) < _MAX_TRACES_PER_RULE:
+        traced = rule.traced.setdefault(key, traced)  # two threads: the first stored wins
+    return traced
 
 
 def _batched_call(call_jaxpr, size):
@@ -161,6 +204,7 @@ class VJPRule:
 
     def __init__(self, fwd, bwd, name: str):
         self.fwd, self.bwd, self.name = fwd, bwd, name
+        self.per_call = False  # as JVPRule's; not used by the rules of custom_vjp yet
 
     def __repr__(self):
         return f"<fwd/bwd rules of {self.name}>"

@@ -171,11 +171,6 @@ def _custom_vjp_body(lib, log):
 # test_second_order_through_scan_keeps_the_custom_jvp_rule); yax keeps the rule, and runs it
 _JAX_DROPS_THE_RULE = {("custom_jvp", loop, t) for loop in ("scan", "fori")
                        for t in ("grad_grad", "hessian")}
-# same calls, another order: under grad(grad) of a staged body (jit, scan, fori, cond) the outer
-# grad's eager tape differentiates the staged program it recorded when its pullback runs, so the
-# outer level's fwd runs after the inner level's bwd (fwd f bwd fwd f bwd), where jax runs both
-# fwds first (fwd f fwd f bwd bwd)
-_OTHER_ORDER = {("custom_vjp", p, "grad_grad") for p in ("jit", "scan", "fori", "cond")}
 
 
 def _rule_cases():
@@ -184,8 +179,6 @@ def _rule_cases():
         for placement in PLACEMENTS:
             for transform in transforms:
                 marks = []
-                if (kind, placement, transform) in _OTHER_ORDER:
-                    marks = [pytest.mark.xfail(strict=True, reason="rule calls in another order")]
                 if (kind, placement, transform) in _JAX_DROPS_THE_RULE:
                     marks = [pytest.mark.xfail(strict=True, reason=(
                         "jax drops the rule at second order through scan (see above)"))]

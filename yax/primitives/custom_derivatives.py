@@ -272,6 +272,9 @@ custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True,
                               abstract_eval=_call_abstract_eval, impl=_call_impl,
                               lower=_call_lower, jvp=_custom_vjp_jvp)
 custom_vjp_call_p.define(batch=_custom_call_batcher(custom_vjp_call_p, _batched_vjp_rule))
+# differentiating it runs the user's fwd: eager grad's tape differentiates a program holding it
+# at once, as it does a call of the custom function (staging.has_effects(eqn, this name))
+custom_vjp_call_p.runs_user_fwd = lambda params: True
 
 
 # --- custom_vjp_lin: the linear map whose transpose is the user's bwd -------------------------

@@ -93,7 +93,9 @@ class TapeTrace(StagingTrace):
         atoms = [self.to_atom(a) for a in args]
         outvars = [Var(a) for a in _cached_out_avals(primitive, [a.aval for a in atoms], params)]
         eqn = Eqn(primitive, atoms, params, outvars, None)
-        if has_effects(eqn):  # runs once, now, in program order
+        # runs once, now, in program order; so does the fwd of a custom_vjp inside (as jax runs
+        # it when it linearizes the program, before any backward pass)
+        if has_effects(eqn) or has_effects(eqn, "runs_user_fwd"):
             outs = self.linearized_now(lambda *xs: primitive.bind(*xs, **params), args)
             return list(outs) if primitive.multiple_results else [outs]
         self.eqns.append(eqn)

@@ -212,8 +212,10 @@ def _linear_map_rule(linear: ClosedJaxpr, nonzero: list, n_diff: int, operand_av
     return entry
 
 
-# a plain dict, not an LRU: it is read once per recorded op, and a hit must stay one lookup
+# a plain dict, not an LRU: it is read once per recorded op, and a hit must stay one lookup;
+# its keys hold params (custom rules, jaxprs), so yax.clear_caches empties it too
 _out_avals_cache: dict = {}
+cache.on_clear(_out_avals_cache.clear)
 
 
 def _cached_out_avals(primitive, avals: list, params: dict) -> list:

@@ -5,7 +5,8 @@ and result avals. Lowered inside a larger program, the module's functions are co
 so they cannot collide) and its `main` becomes a private function that is called; eagerly, the
 one-equation program is compiled once per module like any primitive. Differentiation is not a
 rule here: `Exported.call` wraps the primitive in a custom_vjp whose backward pass is another
-exported module (see yax/export/exported.py). There is no batching rule.
+exported module (see yax/export/exported.py). Under vmap the module runs once per batch element
+(`lax.map`): its shapes are fixed, so no batched program exists.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from jaxlib.mlir.dialects import stablehlo
 
 from yax import errors
 from yax.core.primitive import Primitive
+from yax.core.trace import bind
+from yax.interpreters import batching
 from yax.interpreters.mlir import aval_type, func
+from yax.primitives._lax import lax
 
 
 class ExportedModule:
@@ -81,6 +85,20 @@ def _call_exported_lower(ctx, *args, module):
     return list(call.results)
 
 
+def _call_exported_batch(args, dims, *, module):
+    size = batching.axis_size_of(args, dims)
+    mapped = [i for i, d in enumerate(dims) if d is not batching.not_mapped]
+    xs = [batching.move_batch_axis(args[i], dims[i], 0, size) for i in mapped]
+
+    def one(slices):
+        full = list(args)
+        for i, x in zip(mapped, slices, strict=True):
+            full[i] = x
+        return tuple(bind(call_exported_p, *full, module=module))
+    outs = lax.map(one, xs)
+    return list(outs), [0] * len(outs)
+
+
 call_exported_p = Primitive("call_exported", multiple_results=True,
                             abstract_eval=_call_exported_abstract_eval,
-                            lower=_call_exported_lower)
+                            lower=_call_exported_lower, batch=_call_exported_batch)

@@ -241,3 +241,10 @@ def test_vmap_runs_the_module_per_element():
                                want, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(yax.jit(yax.vmap(again.call, (1, None)))(
         xs.T, np.float32(2))), want, rtol=1e-6)
+
+
+def test_module_that_does_not_match_its_metadata_is_refused():
+    meta, modules = serialization.unpack(_blob())
+    other = yexport.export(yax.jit(jnp.sin))(np.ones(4, np.float32)).mlir_module_serialized
+    with pytest.raises(errors.ExportError, match="metadata describes"):
+        yexport.deserialize(serialization.pack(meta, [other]))

@@ -15,6 +15,7 @@ Exports with symbolic dimensions keep the function and lower it per binding of t
 from __future__ import annotations
 
 import numpy as np
+from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from yax import errors, tree_util
@@ -360,7 +361,7 @@ def _from_meta(meta: dict, modules: list) -> Exported:
     out_avals = [ShapedArray(tuple(int(d) for d in s), serialization.decode_dtype(dt))
                  for s, dt in meta["out_avals"]]
     bytecode = modules[int(meta["module"])]
-    _check_bytecode(bytecode, name)
+    _check_bytecode(bytecode, name, in_avals, out_avals)
     vjp = _from_meta(meta["vjp"], modules) if meta["vjp"] is not None else None
     in_tree = serialization.decode_tree(meta["in_tree"])
     out_tree = serialization.decode_tree(meta["out_tree"])
@@ -373,12 +374,21 @@ def _from_meta(meta: dict, modules: list) -> Exported:
                     calling_convention_version=version)
 
 
-def _check_bytecode(bytecode: bytes, name: str) -> None:
-    """Parse the module once now, so a bad one fails here, clearly, and not at call time."""
+def _check_bytecode(bytecode: bytes, name: str, in_avals, out_avals) -> None:
+    """Parse the module once now and check that its `main` has the metadata's types, so a bad
+    module fails here, clearly, and not inside XLA at call time."""
     ctx = mlir.make_context()
     try:
-        with ctx:
-            stablehlo.deserialize_portable_artifact(ctx, bytecode)
+        with ctx, ir.Location.unknown():
+            module = stablehlo.deserialize_portable_artifact(ctx, bytecode)
+            mains = [op for op in module.body.operations if op.operation.name == "func.func"
+                     and ir.StringAttr(op.attributes["sym_name"]).value == "main"]
+            got = str(mains[0].type) if mains else None
+            want = str(ir.FunctionType.get([mlir.aval_type(a) for a in in_avals],
+                                           [mlir.aval_type(a) for a in out_avals]))
     except Exception as e:  # MLIR reports unreadable bytecode with assorted error types
         raise errors.ExportError(f"cannot deserialize {name}: its StableHLO bytecode does not "
                                  f"parse ({type(e).__name__}: {e})") from None
+    if got != want:
+        raise errors.ExportError(f"cannot deserialize {name}: its module's main has type {got} "
+                                 f"but the metadata describes {want} (corrupt or foreign)")

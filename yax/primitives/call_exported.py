@@ -28,18 +28,19 @@ class ExportedModule:
     """Portable StableHLO bytecode plus its avals; equal (and hashed) by content, so the eager
     cache compiles one executable per distinct module."""
 
-    __slots__ = ("bytecode", "in_avals", "out_avals", "name", "_key")
+    __slots__ = ("bytecode", "in_avals", "out_avals", "name", "_key", "_hash")
 
     def __init__(self, bytecode: bytes, in_avals, out_avals, name: str):
         self.bytecode = bytes(bytecode)
         self.in_avals, self.out_avals, self.name = tuple(in_avals), tuple(out_avals), name
         self._key = (hashlib.sha256(self.bytecode).digest(), self.in_avals, self.out_avals)
+        self._hash = hash(self._key)
 
     def __eq__(self, other):
         return isinstance(other, ExportedModule) and self._key == other._key
 
     def __hash__(self):
-        return hash(self._key)
+        return self._hash
 
     def __repr__(self):
         return f"ExportedModule({self.name})"
@@ -58,7 +59,9 @@ def _call_exported_abstract_eval(*avals, module):
 
 def _inline(mctx, module: ExportedModule) -> str:
     """Copy the module's functions into `mctx.module` under fresh names; returns `main`'s."""
-    cache = mctx.__dict__.setdefault("exported_mains", {})
+    cache = getattr(mctx, "exported_mains", None)
+    if cache is None:
+        cache = mctx.exported_mains = {}
     if module in cache:
         return cache[module]
     sub = stablehlo.deserialize_portable_artifact(mctx.context, module.bytecode)

@@ -248,3 +248,13 @@ def test_module_that_does_not_match_its_metadata_is_refused():
     other = yexport.export(yax.jit(jnp.sin))(np.ones(4, np.float32)).mlir_module_serialized
     with pytest.raises(errors.ExportError, match="metadata describes"):
         yexport.deserialize(serialization.pack(meta, [other]))
+
+
+def test_symbolic_export_under_grad_and_kwargs():
+    b, = yexport.symbolic_shape("b")
+    exp = yexport.export(yax.jit(lambda x, *, k: jnp.sum(jnp.sin(x) * k)))(
+        yax.ShapeDtypeStruct((b,), np.float32), k=yax.ShapeDtypeStruct((), np.float32))
+    for n in (3, 6):
+        x = np.linspace(0, 1, n, dtype=np.float32)
+        g = yax.grad(lambda v: exp.call(v, k=np.float32(2)))(x)
+        np.testing.assert_allclose(np.asarray(g), 2 * np.cos(x), rtol=1e-6)

@@ -26,6 +26,7 @@ from yax.export import serialization, symbolic
 from yax.interpreters import lowering, mlir
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.primitives.call_exported import ExportedModule, call_exported_p
+from yax.primitives.callbacks import ShapeDtypeStruct
 from yax.runtime import backend
 from yax.runtime.values import leaf_aval
 from yax.transforms.ad import vjp as _vjp
@@ -170,7 +171,7 @@ def _check_avals(exp: Exported, avals) -> None:
 
 
 def _arg_aval(x):
-    if isinstance(x, _Struct) or type(x).__name__ == "ShapeDtypeStruct":
+    if isinstance(x, (_Struct, ShapeDtypeStruct)):
         dt = dtypes.canonicalize(x.dtype)
         if symbolic.is_symbolic(x.shape):
             return symbolic.SymbolicShapedArray(x.shape, dt)

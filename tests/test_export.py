@@ -258,3 +258,9 @@ def test_symbolic_export_under_grad_and_kwargs():
         x = np.linspace(0, 1, n, dtype=np.float32)
         g = yax.grad(lambda v: exp.call(v, k=np.float32(2)))(x)
         np.testing.assert_allclose(np.asarray(g), 2 * np.cos(x), rtol=1e-6)
+
+
+def test_forward_mode_is_refused_clearly():
+    exp = yexport.export(yax.jit(jnp.sin))(np.ones(2, np.float32))
+    with pytest.raises(errors.NotImplementedRuleError, match="forward-mode.*use grad"):
+        yax.jvp(exp.call, (np.ones(2, np.float32),), (np.ones(2, np.float32),))

@@ -3,10 +3,11 @@
 The param `module` is an `ExportedModule`: the module's portable bytecode with its parameter
 and result avals. Lowered inside a larger program, the module's functions are copied in (renamed
 so they cannot collide) and its `main` becomes a private function that is called; eagerly, the
-one-equation program is compiled once per module like any primitive. Differentiation is not a
-rule here: `Exported.call` wraps the primitive in a custom_vjp whose backward pass is another
-exported module (see yax/export/exported.py). Under vmap the module runs once per batch element
-(`lax.map`): its shapes are fixed, so no batched program exists.
+one-equation program is compiled once per module like any primitive. Reverse-mode
+differentiation is not a rule here: `Exported.call` wraps the primitive in a custom_vjp whose
+backward pass is another exported module (see yax/export/exported.py); forward mode is refused,
+as jax.export does. Under vmap the module runs once per batch element (`lax.map`): its shapes
+are fixed, so no batched program exists.
 """
 
 from __future__ import annotations
@@ -88,6 +89,13 @@ def _call_exported_lower(ctx, *args, module):
     return list(call.results)
 
 
+def _call_exported_jvp(primals, tangents, *, module):
+    raise errors.NotImplementedRuleError(
+        f"forward-mode differentiation (jvp, jacfwd, linearize) of exported function "
+        f"{module.name} is not supported, as in jax.export: an export carries a VJP; use grad, "
+        f"vjp or jacrev")
+
+
 def _call_exported_batch(args, dims, *, module):
     size = batching.axis_size_of(args, dims)
     mapped = [i for i, d in enumerate(dims) if d is not batching.not_mapped]
@@ -104,4 +112,5 @@ def _call_exported_batch(args, dims, *, module):
 
 call_exported_p = Primitive("call_exported", multiple_results=True,
                             abstract_eval=_call_exported_abstract_eval,
-                            lower=_call_exported_lower, batch=_call_exported_batch)
+                            lower=_call_exported_lower, batch=_call_exported_batch,
+                            jvp=_call_exported_jvp)

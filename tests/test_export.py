@@ -5,18 +5,26 @@ for the metadata an Exported shows (trees, avals, symbolic shapes)."""
 
 from __future__ import annotations
 
+import os
+import pathlib
+import subprocess
+import sys
+
 import jax
 import jax.export
 import jax.numpy as jjnp
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import yax
 import yax.numpy as jnp
 from yax import errors
 from yax import export as yexport
 from yax.export import serialization
+from yax.runtime import executable
 
 
 def _round_trip(fun, *args, vjp_order=0):
@@ -264,3 +272,56 @@ def test_forward_mode_is_refused_clearly():
     exp = yexport.export(yax.jit(jnp.sin))(np.ones(2, np.float32))
     with pytest.raises(errors.NotImplementedRuleError, match="forward-mode.*use grad"):
         yax.jvp(exp.call, (np.ones(2, np.float32),), (np.ones(2, np.float32),))
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_damaged_blobs_never_crash(data):
+    blob = bytearray(_BLOB)
+    if data.draw(st.booleans()):
+        del blob[data.draw(st.integers(0, len(blob) - 1)):]
+    else:
+        for _ in range(data.draw(st.integers(1, 4))):
+            i = data.draw(st.integers(0, len(blob) - 1))
+            blob[i] ^= data.draw(st.integers(1, 255))
+    try:
+        again = yexport.deserialize(blob)
+    except errors.ExportError:
+        return
+    # a flip that left a valid blob (in a name, say) still describes the same program
+    assert again.in_avals == _EXPORTED.in_avals
+
+
+_EXPORTED = _round_trip(jnp.sin, np.ones(3, np.float32))
+_BLOB = bytes(_EXPORTED.serialize())
+
+
+def test_repeated_calls_compile_once():
+    again = _round_trip(lambda v: jnp.cos(v) * 3, np.ones(5, np.float32))
+    x = np.linspace(0, 1, 5, dtype=np.float32)
+    again.call(x)
+    before = executable.stats["compiles"] + executable.stats["cache_loads"]
+    for _ in range(3):
+        again.call(x)
+    assert executable.stats["compiles"] + executable.stats["cache_loads"] == before
+
+
+_LOADER = """
+import sys, numpy as np
+from yax import export
+exp = export.deserialize(open(sys.argv[1], "rb").read())
+print(repr(np.asarray(exp.call(np.arange(3, dtype=np.float32))).tolist()))
+"""
+
+
+def test_deserialize_in_another_process(tmp_path):
+    exp = yexport.export(yax.jit(lambda v: jnp.exp(v) - 1))(np.ones(3, np.float32))
+    path = tmp_path / "f.yaxexport"
+    path.write_bytes(exp.serialize())
+    root = pathlib.Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root), YAX_PLATFORM="cpu")
+    done = subprocess.run([sys.executable, "-c", _LOADER, str(path)], env=env, cwd=root,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    got = eval(done.stdout.strip().splitlines()[-1])
+    np.testing.assert_allclose(got, np.expm1(np.arange(3, dtype=np.float32)), rtol=1e-6)

@@ -325,3 +325,27 @@ def test_deserialize_in_another_process(tmp_path):
     assert done.returncode == 0, done.stderr
     got = eval(done.stdout.strip().splitlines()[-1])
     np.testing.assert_allclose(got, np.expm1(np.arange(3, dtype=np.float32)), rtol=1e-6)
+
+
+def _loop(x):
+    def step(c, v):
+        return yax.lax.cond(v > 0, lambda a: a + jnp.sin(v), lambda a: a * 0.5, c), c
+    return yax.lax.scan(step, x[0], x)
+
+
+def test_control_flow_and_several_exports_in_one_program():
+    x = np.array([0.3, -1.0, 2.0, 0.5], np.float32)
+    loop = _round_trip(_loop, x)
+    other = _round_trip(lambda v: jnp.cumsum(v) * 2, x)
+
+    @yax.jit
+    def both(v):
+        c, ys = loop.call(v)
+        c2, _ = loop.call(v * 2)  # the same module twice: inlined once
+        return c + c2, other.call(ys)
+    c, ys = _loop(x)
+    c2, _ = _loop(x * 2)
+    got_c, got = both(x)
+    np.testing.assert_allclose(np.asarray(got_c), np.asarray(c + c2), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(got), np.cumsum(np.asarray(ys)) * 2, rtol=1e-6)
+    assert yax.jit(both).lower(x).as_text().count("func.func private @loop_main(") == 1

@@ -14,7 +14,7 @@ import re
 import numpy as np
 
 from yax import errors
-from yax.core.avals import short_dtype_name
+from yax.core.avals import ShapedArray
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -76,28 +76,15 @@ def is_symbolic(shape) -> bool:
     return any(isinstance(d, SymbolicDim) for d in shape)
 
 
-class SymbolicShapedArray:
-    """The aval of a parameter with symbolic dimensions (prints as jax's ShapedArray does)."""
+class SymbolicShapedArray(ShapedArray):
+    """The aval of a value with symbolic dimensions: a ShapedArray (it prints as one) whose
+    shape holds SymbolicDims, so it has no size until the dimensions are bound."""
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ()
 
     def __init__(self, shape, dtype, weak_type: bool = False):
-        self.shape, self.dtype, self.weak_type = tuple(shape), np.dtype(dtype), weak_type
-
-    ndim = property(lambda self: len(self.shape))
-
-    def __eq__(self, other):
-        return (isinstance(other, SymbolicShapedArray) and self.shape == other.shape
-                and self.dtype == other.dtype)
-
-    def __hash__(self):
-        return hash((self.shape, self.dtype))
-
-    def str_short(self) -> str:
-        return f"{short_dtype_name(self.dtype)}[{','.join(str(d) for d in self.shape)}]"
-
-    def __repr__(self):
-        return f"ShapedArray({self.str_short()})"
+        self.shape, self.dtype, self.weak_type = tuple(shape), np.dtype(dtype), bool(weak_type)
+        self._hash = hash((self.shape, self.dtype, self.weak_type))
 
 
 def bind_dimensions(in_avals, shapes, name: str) -> dict:

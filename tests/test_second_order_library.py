@@ -137,6 +137,10 @@ FFT = {
 SPECIAL = {
     "gammaln": Case(lambda L: lambda x: L.jnp.sum(_weights(L, 4) * L.sp.gammaln(x)), POS4),
     "digamma": Case(lambda L: lambda x: L.jnp.sum(_weights(L, 4) * L.sp.digamma(x)), POS4),
+    "polygamma_1": Case(lambda L: lambda x: L.jnp.sum(_weights(L, 4) * L.sp.polygamma(1, x)),
+                        POS4),
+    "polygamma_2": Case(lambda L: lambda x: L.jnp.sum(_weights(L, 4) * L.sp.polygamma(2, x)),
+                        POS4),
     "erf": Case(lambda L: lambda x: L.jnp.sum(_weights(L, 4) * L.sp.erf(x)), X4),
     "erfc": Case(lambda L: lambda x: L.jnp.sum(_weights(L, 4) * L.sp.erfc(x * x)), X4),
     "erfinv": Case(lambda L: lambda x: L.jnp.sum(_weights(L, 4) * L.sp.erfinv(x)), P4),

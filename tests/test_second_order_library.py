@@ -141,6 +141,11 @@ SPECIAL = {
                         POS4),
     "polygamma_2": Case(lambda L: lambda x: L.jnp.sum(_weights(L, 4) * L.sp.polygamma(2, x)),
                         POS4),
+    # regression: yax raised on the exponent's derivative, which jax's scipy zeta defines
+    "zeta_exponent": Case(lambda L: lambda x: L.jnp.sum(_weights(L, 4) * L.sp.zeta(
+        x + 1.2, L.jnp.asarray(POS4))), POS4),
+    "zeta_both": Case(lambda L: lambda x: L.jnp.sum(_weights(L, 2) * L.sp.zeta(
+        x[:2] + 1.5, x[2:])), POS4),
     "erf": Case(lambda L: lambda x: L.jnp.sum(_weights(L, 4) * L.sp.erf(x)), X4),
     "erfc": Case(lambda L: lambda x: L.jnp.sum(_weights(L, 4) * L.sp.erfc(x * x)), X4),
     "erfinv": Case(lambda L: lambda x: L.jnp.sum(_weights(L, 4) * L.sp.erfinv(x)), P4),

@@ -114,7 +114,7 @@ ELEMENTWISE.update({
     "igamma_grad_a": Case(lax.igamma_grad_a, (Y, pts(0.5, 2.5)), kind="no_rule"),
     "random_gamma_grad": Case(lax.random_gamma_grad, (Y, pts(0.5, 2.5)), kind="no_rule"),
     "polygamma": smooth(lambda x: lax.polygamma(np.float64(1.0), x), Y),
-    "zeta": smooth(lambda q: lax.zeta(np.float64(3.0), q), Y),
+    "zeta": smooth(lambda s, q: lax.zeta(s + 1.5, q), Y, Y),
     "regularized_incomplete_beta": smooth(
         lambda x: lax.betainc(np.float64(1.5), np.float64(2.5), x), pts(0.2, 0.8)),
     "real": smooth(lambda x, y: lax.real(lax.complex(x, y) * lax.complex(y, x)), X, Y),

@@ -14,7 +14,7 @@ divides the derivative of the CDF by the density *inside* the series (their comm
 x^a e^-x / Gamma(a) cancels), so it does not underflow where both are tiny.
 
 JVP rules are those JAX defines; where JAX defines none (derivatives with respect to the order
-of polygamma, the exponent of zeta, a and b of betainc; any derivative of igamma_grad_a and
+of polygamma, a and b of betainc; any derivative of igamma_grad_a and
 random_gamma_grad), a nonzero tangent raises a clear error.
 """
 
@@ -341,6 +341,41 @@ def _betainc_dx(a, b, x):
     return lax.exp(log_density)
 
 
+# Euler-Maclaurin for zeta(s, q): sum_{n<N} (q + n)^-s + A^(1-s)/(s-1) + A^-s/2
+#   + sum_k B_2k/(2k)! s(s+1)...(s+2k-2) A^(-s-2k+1), with A = q + N. With N = 9 and six
+# Bernoulli terms the remainder is below float64 rounding for the s > 1, q > 0 where zeta is finite.
+_ZETA_TERMS = 9
+_BERNOULLI_OVER_FACTORIAL = [1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160,
+                             -691 / 1307674368000]
+
+
+def _zeta_dx(s, q):
+    """d/ds zeta(s, q) = -sum_n log(q + n) (q + n)^-s, each term of the expansion above
+    differentiated in s by hand (built from primitives, so it differentiates again)."""
+    def power(a, e):  # a^e and its log for a > 0
+        log_a = lax.log(a)
+        return lax.exp(lax.mul(e, log_a)), log_a
+    total = lax.mul(s, 0.0)
+    for n in range(_ZETA_TERMS):
+        p, log_a = power(lax.add(q, float(n)), lax.neg(s))
+        total = lax.sub(total, lax.mul(log_a, p))
+    big = lax.add(q, float(_ZETA_TERMS))
+    p, log_a = power(big, lax.sub(1.0, s))
+    inv = lax.reciprocal(lax.sub(s, 1.0))
+    total = lax.sub(total, lax.mul(p, lax.add(lax.mul(log_a, inv), lax.mul(inv, inv))))
+    p = lax.div(p, big)  # A^-s
+    total = lax.sub(total, lax.mul(lax.mul(log_a, p), 0.5))
+    rising, d_rising = lax.add(lax.mul(s, 0.0), 1.0), lax.mul(s, 0.0)  # s(s+1)..., d/ds of it
+    for k, coefficient in enumerate(_BERNOULLI_OVER_FACTORIAL, start=1):
+        for j in ((0,) if k == 1 else (2 * k - 3, 2 * k - 2)):
+            factor = lax.add(s, float(j))
+            rising, d_rising = lax.mul(rising, factor), lax.add(lax.mul(d_rising, factor), rising)
+        p = lax.div(p, big) if k == 1 else lax.div(p, lax.mul(big, big))  # A^(-s-2k+1)
+        term = lax.mul(p, lax.sub(d_rising, lax.mul(log_a, rising)))
+        total = lax.add(total, lax.mul(term, coefficient))
+    return total
+
+
 def _i1e_dx(x):
     """d/dx i1e(x) = i0e(x) - i1e(x) (sign(x) + 1/x), which tends to 1/2 at x = 0."""
     is_zero = lax.eq(x, 0.0)
@@ -371,7 +406,7 @@ SPECIAL_TABLE = [
      (_unsupported("polygamma", "the order m"),
       lambda t, out, m, x: lax.mul(t, lax.polygamma(lax.add(m, 1.0), x)))),
     ("zeta", op_lower(chlo.zeta),
-     (_unsupported("zeta", "the exponent x"),
+     (lambda t, out, s, q: lax.mul(t, _zeta_dx(s, q)),
       lambda t, out, s, q: lax.mul(t, lax.neg(lax.mul(s, lax.zeta(lax.add(s, 1.0), q)))))),
     ("regularized_incomplete_beta", _impl_lower(_betainc_impl, "betainc"),
      (_unsupported("betainc", "a"), _unsupported("betainc", "b"),

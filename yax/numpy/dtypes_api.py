@@ -32,10 +32,13 @@ class _ScalarMeta(type):
         return isinstance(instance, cls.dtype.type)
 
     def __eq__(cls, other):
-        return cls is other or cls.dtype.type is other
+        # as jax's: equal to itself, its NumPy scalar type and its np.dtype, not to a string
+        return (cls is other or cls.dtype.type is other
+                or (isinstance(other, np.dtype) and other == cls.dtype))
 
     def __ne__(cls, other):
-        return not cls.__eq__(other)
+        # `cls.__eq__` would find the *instances'* `object.__eq__` on the class itself
+        return not _ScalarMeta.__eq__(cls, other)
 
     def __hash__(cls):
         return hash(cls.dtype.type)

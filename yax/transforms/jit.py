@@ -27,6 +27,7 @@ from yax.core.ir import ClosedJaxpr
 from yax.core.trace import current_trace
 from yax.interpreters import lowering
 from yax.interpreters.eager import EVAL_TRACE
+from yax.primitives.callbacks import ShapeDtypeStruct
 from yax.runtime import sharding_bridge
 from yax.runtime.array import Array
 from yax.runtime.sharding_bridge import sharding_of
@@ -174,8 +175,10 @@ class JitFunction:
         return Lowered(self, entry)
 
     def eval_shape(self, *args, **kwargs):
+        """The outputs' `ShapeDtypeStruct`s (shape, dtype, weak type), as in jax."""
         entry, _, _ = jit_miss.lookup(self, args, kwargs)
-        return tree_util.tree_unflatten(entry.out_tree, list(entry.out_avals))
+        return tree_util.tree_unflatten(entry.out_tree, [
+            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in entry.out_avals])
 
     def _cache_size(self) -> int:
         return len(self._state.entries)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jjnp
+import jax.scipy.special  # noqa: F401  (`import jax` does not import jax.scipy)
 import numpy as np
 import pytest
 
 import yax
 import yax.numpy as jnp
+import yax.scipy.special  # noqa: F401
 
 
 def _seen_inside(api, transform, fn, *args):
@@ -109,3 +111,68 @@ def test_like_functions_accept_shape_dtype_structs(name):
                  None if name == "empty_like" else np.asarray(o).tolist()) for o in outs]
 
     assert run(yax) == run(jax)
+
+
+_X = np.array([[1.0, 5.0, 3.0, -2.0], [2.0, -1.0, 0.5, 40.0], [0.0, 1.0, 2.0, 3.0]], np.float32)
+_W = np.array([[True, False, True, True], [False, False, False, False],
+               [True, True, True, True]])
+_WEIGHTS = np.array([1.0, 2.0, -3.0, 0.5], np.float32)
+
+# name -> f(api, x, where): the masked functions libraries call (optax's losses, flax's masks)
+_MASKED = {
+    "softmax": lambda api, x, w: api.nn.softmax(x, where=w),
+    "softmax_axis0": lambda api, x, w: api.nn.softmax(x, axis=0, where=w),
+    "softmax_bcast_mask": lambda api, x, w: api.nn.softmax(x, where=w[0]),
+    "log_softmax": lambda api, x, w: api.numpy.where(w, api.nn.log_softmax(x, where=w), 0.0),
+    "log_softmax_masked_value": lambda api, x, w: api.numpy.isneginf(
+        api.nn.log_softmax(x, where=w)).astype("float32"),
+    "nn_logsumexp": lambda api, x, w: api.numpy.maximum(
+        api.nn.logsumexp(x, axis=-1, where=w), -1e3),
+    "nn_logsumexp_all": lambda api, x, w: api.nn.logsumexp(x, where=w),
+    "nn_logsumexp_keepdims": lambda api, x, w: api.numpy.maximum(
+        api.nn.logsumexp(x, axis=1, keepdims=True, where=w), -1e3),
+    "nn_logsumexp_b_sign": lambda api, x, w: api.numpy.stack(
+        [api.numpy.maximum(v, -1e3) for v in api.nn.logsumexp(
+            x, axis=-1, b=api.numpy.asarray(_WEIGHTS), return_sign=True, where=w)]),
+    "scipy_logsumexp": lambda api, x, w: api.numpy.maximum(
+        api.scipy.special.logsumexp(x, axis=1, where=w), -1e3),
+    "standardize": lambda api, x, w: api.nn.standardize(x[::2], where=w[::2]),
+    "standardize_stable": lambda api, x, w: api.nn.standardize(x[::2], where=w[::2],
+                                                               algorithm="stable"),
+    "standardize_mean_given": lambda api, x, w: api.nn.standardize(x[::2], mean=1.0,
+                                                                   where=w[::2]),
+    "standardize_axis_none": lambda api, x, w: api.nn.standardize(x, axis=None, where=w),
+}
+
+
+def _masked_table(api, x, w):
+    """Every masked function's value and gradient (of a weighted sum), in one jitted program."""
+    def one(fn):
+        value = fn(api, x, w)
+        weights = api.numpy.arange(value.size, dtype=value.dtype).reshape(value.shape) - 3.0
+        grad = api.grad(lambda y: api.numpy.sum(fn(api, y, w) * weights))(x)
+        return value, grad
+
+    return api.jit(lambda: {name: one(fn) for name, fn in _MASKED.items()})()
+
+
+def test_where_masks_match_jax_values_and_gradients():
+    got = _masked_table(yax, jnp.asarray(_X), jnp.asarray(_W))
+    want = _masked_table(jax, jjnp.asarray(_X), jjnp.asarray(_W))
+    for name in _MASKED:
+        for part, g, w in zip(("value", "grad"), got[name], want[name], strict=True):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-5, atol=2e-5,
+                                       err_msg=f"{name} {part}")
+
+
+def test_where_masks_eager_match_jit_and_fast_variance_is_clamped():
+    x, w = jnp.asarray(_X), jnp.asarray(_W)
+    np.testing.assert_allclose(np.asarray(yax.nn.softmax(x, where=w)),
+                               np.asarray(yax.jit(lambda a: yax.nn.softmax(a, where=w))(x)))
+    big = np.float32(1e4) + np.arange(3, dtype=np.float32)
+    for algorithm in ("fast", "stable"):
+        np.testing.assert_allclose(
+            np.asarray(yax.nn.standardize(jnp.asarray(big), algorithm=algorithm)),
+            np.asarray(jax.nn.standardize(jjnp.asarray(big), algorithm=algorithm)), rtol=1e-5)
+    with pytest.raises(ValueError, match="algorithm"):
+        yax.nn.standardize(x, algorithm="two-pass")

@@ -3,6 +3,8 @@ are Arrays, dtype objects compare like jax's, eval_shape gives ShapeDtypeStructs
 
 from __future__ import annotations
 
+import logging
+
 import jax
 import jax.numpy as jjnp
 import jax.scipy.special  # noqa: F401  (`import jax` does not import jax.scipy)
@@ -176,3 +178,45 @@ def test_where_masks_eager_match_jit_and_fast_variance_is_clamped():
             np.asarray(jax.nn.standardize(jjnp.asarray(big), algorithm=algorithm)), rtol=1e-5)
     with pytest.raises(ValueError, match="algorithm"):
         yax.nn.standardize(x, algorithm="two-pass")
+
+
+def test_log_compiles_is_a_context_manager_and_an_option(caplog):
+    f = yax.jit(lambda x: x * 3.0 + 1.0)
+    assert yax.log_compiles.value is False and jax.log_compiles.value is False
+    with caplog.at_level(logging.WARNING, logger="yax"):
+        with yax.log_compiles():
+            assert yax.log_compiles.value is True and yax.config.jax_log_compiles is True
+            f(jnp.ones(3))
+            f(jnp.ones(3))  # cached: no second compile logged
+        f(jnp.ones(4))  # outside the block: not logged
+        with yax.log_compiles(False):
+            f(jnp.ones(5))
+    finished = [r.getMessage() for r in caplog.records
+                if "Finished XLA compilation" in r.getMessage()]
+    assert len(finished) == 1 and "jit(<lambda>)" in finished[0]
+    assert yax.log_compiles.value is False
+    for api in (yax, jax):
+        with pytest.raises(TypeError):
+            bool(api.log_compiles)
+        with pytest.raises(TypeError), api.numpy_dtype_promotion():
+            pass
+        with api.numpy_dtype_promotion("standard"):
+            assert api.numpy_dtype_promotion.value == "standard"
+    with pytest.raises(NotImplementedError, match="strict"), yax.numpy_dtype_promotion("strict"):
+        pass
+    assert yax.numpy_dtype_promotion.value == "standard"
+
+
+def test_lowered_compiler_ir_dialects_as_jax():
+    def parts(api):
+        lowered = api.jit(lambda x: x * 2.0 + 1.0).lower(api.numpy.ones(3))
+        stablehlo, hlo = lowered.compiler_ir(), lowered.compiler_ir(dialect="hlo")
+        return (type(stablehlo).__name__, type(lowered.compiler_ir("stablehlo")).__name__,
+                "stablehlo" in str(stablehlo), type(hlo).__name__,
+                "ENTRY" in hlo.as_hlo_text(), "ENTRY" in lowered.as_text(dialect="hlo"),
+                "func.func" in lowered.as_text())
+
+    assert parts(yax) == parts(jax) == ("Module", "Module", True, "XlaComputation", True, True,
+                                        True)
+    with pytest.raises(ValueError, match="dialect"):
+        yax.jit(lambda x: x).lower(1.0).compiler_ir("mhlo-ish")

@@ -292,6 +292,14 @@ def _compile_or_load(client, module, device, platform, host_callbacks, name, dev
     return exe
 
 
+def hlo_computation(module):
+    """The XLA HLO computation of an `ir.Module` (what `Lowered.compiler_ir("hlo")` returns)."""
+    with module.context:
+        text = module.operation.get_asm(binary=True, enable_debug_info=True)
+    return _jax.mlir.mlir_module_to_xla_computation(text, use_tuple_args=False,
+                                                    return_tuple=False)
+
+
 def clear_caches() -> None:
     """Drop the in-process executable cache (the persistent cache on disk stays)."""
     with _cache_lock:

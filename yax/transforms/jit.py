@@ -28,7 +28,7 @@ from yax.core.trace import current_trace
 from yax.interpreters import lowering
 from yax.interpreters.eager import EVAL_TRACE
 from yax.primitives.callbacks import ShapeDtypeStruct
-from yax.runtime import sharding_bridge
+from yax.runtime import executable, sharding_bridge
 from yax.runtime.array import Array
 from yax.runtime.sharding_bridge import sharding_of
 from yax.runtime.values import leaf_aval
@@ -195,6 +195,12 @@ class JitFunction:
         return f"<jit-compiled {self.name}>"
 
 
+def _dialect(dialect: str | None) -> str:
+    if dialect in (None, "stablehlo", "hlo"):
+        return dialect or "stablehlo"
+    raise ValueError(f"unknown dialect {dialect!r}: yax lowers to 'stablehlo' (or 'hlo')")
+
+
 class Lowered:
     """A traced and lowered specialisation: StableHLO text, and `compile()`."""
 
@@ -202,8 +208,24 @@ class Lowered:
         self._owner = owner
         self._entry = entry
 
-    def as_text(self) -> str:
-        return lowering.module_text(self._entry.lower())
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        """The program as text: StableHLO (the default, `dialect="stablehlo"`) or HLO."""
+        if _dialect(dialect) == "hlo":
+            return self.compiler_ir("hlo").as_hlo_text()
+        mctx = self._entry.lower()
+        if debug_info:
+            with mctx.context:
+                return mctx.module.operation.get_asm(enable_debug_info=True)
+        return lowering.module_text(mctx)
+
+    def compiler_ir(self, dialect: str | None = None):
+        """The program as the compiler takes it, as jax's `Lowered.compiler_ir`: a
+        `jaxlib.mlir.ir.Module` in the StableHLO dialect (the default), or with
+        `dialect="hlo"` an XLA `XlaComputation` (`.as_hlo_text()`)."""
+        module = self._entry.lower().module
+        if _dialect(dialect) == "hlo":
+            return executable.hlo_computation(module)
+        return module
 
     @property
     def jaxpr(self) -> ClosedJaxpr:

@@ -217,7 +217,8 @@ def _while_checkify(error, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nco
     def cond_fun(*xs):
         return eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, list(xs[:cn]) + list(xs[cn + 3:]))
     cond_j, cond_consts = closure_convert(trace_to_jaxpr(
-        cond_fun, cond_avals[:cn] + checkify.state_avals() + cond_avals[cn:], name="cond"))
+        cond_fun, cond_avals[:cn] + checkify.state_avals(error.table.payload_size)
+        + cond_avals[cn:], name="cond"))
     outs = bind(while_p, *cond_consts, *args[:cn], *body_consts, *args[cn:cn + bn],
                 *error.state, *args[cn + bn:], cond_jaxpr=cond_j, body_jaxpr=body,
                 cond_nconsts=cn + len(cond_consts), body_nconsts=bn + len(body_consts))

@@ -88,8 +88,9 @@ class JVPRule:
     """The user's JVP as a flat function `jvp(primals, tangents) -> (primals_out, tangents_out)`
     (hashable by identity, so it can be a primitive param)."""
 
-    def __init__(self, jvp, name: str):
-        self.jvp, self.name = jvp, name
+    def __init__(self, jvp, name: str, symbolic_zeros: bool = False):
+        # symbolic_zeros: the rule takes the tangents of undifferentiated inputs as Zero objects
+        self.jvp, self.name, self.symbolic_zeros = jvp, name, symbolic_zeros
 
     def __repr__(self):
         return f"<jvp rule of {self.name}>"
@@ -98,8 +99,10 @@ class JVPRule:
 def _custom_jvp_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
     _check_closure_tangents(tangents, num_consts, f"custom_jvp {rule.name}")
     args = primals[num_consts:]
-    ts = [_tangent_or_float0(t, a) for t, a in
-          zip(tangents[num_consts:], call_jaxpr.in_avals[num_consts:], strict=True)]
+    ts = tangents[num_consts:]
+    if not rule.symbolic_zeros:
+        ts = [_tangent_or_float0(t, a) for t, a in
+              zip(ts, call_jaxpr.in_avals[num_consts:], strict=True)]
     outs, t_outs = rule.jvp(list(args), ts)
     t_outs = [Zero(tangent_aval(a)) if not is_inexact(a.dtype) else t
               for t, a in zip(t_outs, call_jaxpr.out_avals, strict=True)]
@@ -133,14 +136,21 @@ def _batched_jvp_rule(rule: JVPRule, size: int, n_out: int) -> JVPRule:
     def make():
         def batched_jvp(primals, tangents):
             n = len(primals)
+            # symbolic zeros stay symbolic: only the other tangents are vmapped, and the rule
+            # sees each zero with the per-example type
+            zeros = {i: Zero(t.aval.update(shape=t.aval.shape[1:]))
+                     for i, t in enumerate(tangents) if type(t) is Zero}
+            live = [t for t in tangents if type(t) is not Zero]
 
             def flat(*xs):
-                p, t = rule.jvp(list(xs[:n]), list(xs[n:]))
+                it = iter(xs[n:])
+                ts = [zeros[i] if i in zeros else next(it) for i in range(n)]
+                p, t = rule.jvp(list(xs[:n]), ts)
                 return [*p, *[instantiate(x) for x in t]]
-            outs, out_dims = vmap_flat(flat, [*primals, *tangents], [0] * (2 * n), size)
+            outs, out_dims = vmap_flat(flat, [*primals, *live], [0] * (n + len(live)), size)
             outs = [move_batch_axis(o, d, 0, size) for o, d in zip(outs, out_dims)]
             return outs[:n_out], outs[n_out:]
-        return JVPRule(batched_jvp, f"vmap({rule.name})")
+        return JVPRule(batched_jvp, f"vmap({rule.name})", rule.symbolic_zeros)
     return cached(("custom_jvp_rule_batch", rule, size), make, lambda v: [])
 
 

@@ -82,7 +82,8 @@ class Entry:
                          ", ".join(a.str_short() for a in self.jaxpr.in_avals[n:]))
             start = time.perf_counter()
         exe = compile_jaxpr(self.jaxpr, pl, tuple(n + i for i in self.donated), n_consts=n,
-                            name=owner.name, warn_unused_donations=True)
+                            name=owner.name, warn_unused_donations=True,
+                            compiler_options=owner._compiler_options)
         if logging_on:
             _log.warning("Finished XLA compilation of jit(%s) in %.6f sec", owner.name,
                          time.perf_counter() - start)

@@ -141,12 +141,17 @@ def issubdtype(arg1, arg2) -> bool:
       >>> jnp.issubdtype(jnp.bfloat16, jnp.floating)
       True
     """
+    if getattr(arg1, "extended", False) is True:  # a typed key's dtype (yax.random.key)
+        return arg1 == arg2 or (isinstance(arg2, type) and issubclass(arg1.type, arg2))
     a = np.dtype(arg1)
     if _is_abstract(arg2) and arg2 is not np.bool_:
         if a == dtypes.bfloat16:
             return issubclass(np.float16, arg2)  # bfloat16 sits where float16 does
         return np.issubdtype(a, arg2)
-    return a == np.dtype(arg2)
+    try:
+        return a == np.dtype(arg2)
+    except TypeError:  # a category NumPy has no dtype for (yax.dtypes.prng_key): not a subdtype
+        return False
 
 
 _ISDTYPE_KINDS = {

@@ -8,6 +8,7 @@ import numpy as np
 import yax
 import yax.numpy as jnp
 from tests.primitive_cases import Case, X, Y, pts, smooth
+from yax import export as yexport
 from yax import lax
 from yax.experimental import checkify
 from yax.interpreters.ad_util import add_any_p, zeros_like_p
@@ -34,6 +35,23 @@ COLLECTIVES = {
                                                          tiled=True), LANES_4),
     "all_to_all": named(lambda x: x * sin(lax.all_to_all(x, "i", 0, 0, tiled=True)), LANES_4),
 }
+
+_EXPORTED: dict = {}
+
+
+def _exported_call(x, y):
+    """`sin(x) * y` through `yax.export` (exported once per argument type, as a user would)."""
+    key = (x.shape, x.dtype, y.shape, y.dtype)
+    if key not in _EXPORTED:
+        structs = [yax.ShapeDtypeStruct(v.shape, v.dtype) for v in (x, y)]
+        _EXPORTED[key] = yexport.export(yax.jit(lambda a, b: sin(a) * b))(*structs)
+    return _EXPORTED[key].call(x, y)
+
+
+FORWARD_EXPORTED = dict.fromkeys(
+    ("jvp_jvp", "jvp_vjp", "linearize", "vmap"),
+    "forward mode of an exported call is refused, as in jax.export: its derivative is a VJP")
+
 
 REVERSE_WHILE = "reverse mode of while_loop is an error, as in jax (max_steps= is the scan form)"
 WHILE_SKIP = {"jvp_vjp": REVERSE_WHILE, "vjp_vjp": REVERSE_WHILE, "linearize": REVERSE_WHILE}
@@ -163,6 +181,7 @@ CALLS = {
     "cond": smooth(_cond, X),
     "cond:switch": smooth(_switch, X),
     "cond:false_branch": smooth(_cond, -Y),
+    "call_exported": smooth(_exported_call, X, Y, skip=FORWARD_EXPORTED),
     "pjit": smooth(lambda x, y: yax.jit(lambda a, b: sin(a) * b)(x, y * y), X, Y),
     "remat": smooth(yax.checkpoint(lambda x, y: sin(sin(x) * y)), X, Y),
     "remat:dots_saveable": smooth(yax.checkpoint(

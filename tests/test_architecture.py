@@ -38,7 +38,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # 4 the yax.lax API
     ("yax.lax",),
     # 5 the public transformations and the tools built on them
-    ("yax.transforms", "yax.debug", "yax.experimental", "yax.extend", "yax.ad_checkpoint"),
+    ("yax.transforms", "yax.debug", "yax.experimental", "yax.extend", "yax.ad_checkpoint",
+     "yax.export"),
     # 6 yax.numpy
     ("yax.numpy",),
     # 7 libraries on top, and the package itself

@@ -37,7 +37,7 @@ from yax import ops, tree  # noqa: E402,F401
 from yax import random  # noqa: E402,F401
 from yax import example_libraries, mixed_precision  # noqa: E402,F401
 from yax import dtypes, image  # noqa: E402,F401
-from yax import debug, experimental  # noqa: E402,F401
+from yax import debug, experimental, export  # noqa: E402,F401
 from yax.experimental.callbacks import effects_barrier, pure_callback  # noqa: E402,F401
 from yax.primitives.callbacks import ShapeDtypeStruct  # noqa: E402,F401
 from yax.transforms.custom_gradient import closure_convert, custom_gradient  # noqa: E402,F401

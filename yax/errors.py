@@ -284,3 +284,8 @@ class TypePromotionError(YaxError, TypeError):
 
 class DistributedError(YaxError, RuntimeError):
     """A multi-process run could not start, or was set up in the wrong order."""
+
+
+class ExportError(YaxError, ValueError):
+    """A `yax.export` artefact cannot be read (corrupt, truncated, foreign or from a newer
+    format), or an exported function was called with arguments it was not exported for."""

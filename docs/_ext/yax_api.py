@@ -34,6 +34,7 @@ MODULES = [
     ("yax.sharding", "yax.sharding"),
     ("yax.distributed", "yax.distributed"),
     ("yax.experimental.checkify", "yax.experimental.checkify"),
+    ("yax.export", "yax.export"),
     ("yax.example_libraries.optimizers", "yax.example_libraries.optimizers"),
     ("yax.example_libraries.stax", "yax.example_libraries.stax"),
     ("yax.mixed_precision", "yax.mixed_precision"),

@@ -46,7 +46,8 @@ class ShapeDtypeStruct:
     __slots__ = ("shape", "dtype", "sharding", "weak_type")
 
     def __init__(self, shape, dtype, *, sharding=None, weak_type: bool = False):
-        self.shape = tuple(int(d) for d in shape)
+        # symbolic dimensions of yax.export (a higher floor, so recognised by a marker) stay
+        self.shape = tuple(d if getattr(d, "_yax_symbolic_dim", False) else int(d) for d in shape)
         self.dtype = np.dtype(dtype)
         self.sharding = sharding
         self.weak_type = weak_type

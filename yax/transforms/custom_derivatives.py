@@ -158,6 +158,8 @@ class _CustomFunction:
         rule = rule_ref[0]() if rule_ref[0] is not None else None
         if rule is None:
             rule = self._make_rule(static, in_tree, avals, out_tree, call_jaxpr, len(consts))
+            # a rule not shared with other calls may keep its traces (JVPRule.per_call)
+            rule.per_call = not (reuse and _is_hashable(static))
             rule_ref[0] = weakref.ref(rule)
         return call_jaxpr, consts, out_tree, rule
 
@@ -311,7 +313,7 @@ class custom_jvp(_CustomFunction):
             t_out = _check_outputs(_zeros_from_user(result[1], out_tree, out_avals), out_tree,
                                    out_avals, name, "tangent output", tangent=True)
             return p_out, t_out
-        return JVPRule(jvp_flat, name, symbolic)
+        return JVPRule(jvp_flat, name, symbolic_zeros=symbolic)
 
 
 class custom_vjp(_CustomFunction):

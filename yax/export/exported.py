@@ -1,0 +1,395 @@
+"""`Exported`: a function lowered to StableHLO for fixed argument types, callable again later.
+
+`export(fun)(*args)` traces `fun` for the arguments' types (arrays or `ShapeDtypeStruct`s),
+lowers it with the same lowering jit uses, and keeps the module as portable StableHLO bytecode
+with the metadata a caller needs (pytree structures, avals, platform). `Exported.call` runs the
+module through the `call_exported` primitive, eagerly or inside a traced program, and is
+differentiable through a custom_vjp whose backward pass is the export of the function's VJP:
+computed from the function for an export made in this process, or read from the blob (stored
+up to `serialize(vjp_order=N)`) for a deserialized one.
+
+Exports with symbolic dimensions keep the function and lower it per binding of the dimensions
+(see symbolic.py); they cannot be serialized.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+
+from yax import errors, tree_util
+from yax.core import dtypes
+from yax.core.avals import ShapedArray
+from yax.core.trace import bind
+from yax.export import serialization, symbolic
+from yax.interpreters import lowering, mlir
+from yax.interpreters.staging import trace_to_jaxpr
+from yax.primitives.call_exported import ExportedModule, call_exported_p
+from yax.primitives.callbacks import ShapeDtypeStruct
+from yax.runtime import backend
+from yax.runtime.values import leaf_aval
+from yax.transforms.ad import vjp as _vjp
+from yax.transforms.custom_derivatives import custom_vjp
+
+CALLING_CONVENTION_VERSION = 1  # yax's own numbering: the order and meaning of main's parameters
+_TARGET_VERSION = stablehlo.get_minimum_version()  # the most portable bytecode jaxlib can write
+_GPU = ("cuda", "rocm", "gpu")
+
+
+def _public_platform(name: str) -> str:
+    return "cuda" if name == "gpu" else name
+
+
+def _lowering_platform(name: str) -> str:
+    return "gpu" if name in _GPU else name
+
+
+class Exported:
+    """A lowered function: metadata plus portable StableHLO (see the module docstring).
+
+    Attributes follow `jax.export.Exported`: `fun_name`, `in_tree`, `out_tree`, `in_avals`,
+    `out_avals`, `platforms`, `nr_devices`, `calling_convention_version`,
+    `in_shardings_hlo`, `out_shardings_hlo` (None per value: one device, no annotation).
+    """
+
+    def __init__(self, *, fun_name, in_tree, out_tree, in_avals, out_avals, platforms,
+                 module: ExportedModule | None, fun=None, vjp: Exported | None = None,
+                 calling_convention_version: int = CALLING_CONVENTION_VERSION):
+        self.fun_name, self.in_tree, self.out_tree = fun_name, in_tree, out_tree
+        self.in_avals, self.out_avals = tuple(in_avals), tuple(out_avals)
+        self.platforms = tuple(platforms)
+        self.nr_devices = 1
+        self.calling_convention_version = calling_convention_version
+        self.in_shardings_hlo = (None,) * len(self.in_avals)
+        self.out_shardings_hlo = (None,) * len(self.out_avals)
+        self._module, self._fun, self._vjp = module, fun, vjp
+        self._refined: dict = {}
+        self._call_flat = None
+
+    def __repr__(self):
+        ins = ", ".join(a.str_short() for a in self.in_avals)
+        outs = ", ".join(a.str_short() for a in self.out_avals)
+        return f"Exported({self.fun_name}: ({ins}) -> ({outs}), platforms={self.platforms})"
+
+    @property
+    def is_symbolic(self) -> bool:
+        return self._module is None
+
+    @property
+    def mlir_module_serialized(self) -> bytes:
+        """The module's portable StableHLO bytecode."""
+        self._require_concrete("mlir_module_serialized")
+        return self._module.bytecode
+
+    def mlir_module(self) -> str:
+        """The module as StableHLO text."""
+        self._require_concrete("mlir_module()")
+        ctx = mlir.make_context()
+        with ctx:
+            return str(stablehlo.deserialize_portable_artifact(ctx, self._module.bytecode))
+
+    def has_vjp(self) -> bool:
+        return self._vjp is not None or self._fun is not None
+
+    def vjp(self) -> Exported:
+        """The export of the VJP: `(*flat_primals, *cts of the inexact outputs)` -> the cts of
+        the inexact inputs, as a flat tuple."""
+        if self._vjp is None:
+            if self._fun is None:
+                raise errors.ExportError(
+                    f"exported function {self.fun_name} was deserialized without its VJP, so it "
+                    f"cannot be differentiated: serialize it with vjp_order >= 1 (one per order "
+                    f"of differentiation)")
+            self._vjp = _export_vjp(self)
+        return self._vjp
+
+    def serialize(self, vjp_order: int = 0) -> bytearray:
+        """The blob `yax.export.deserialize` reads: metadata, this module and the modules of
+        the first `vjp_order` VJPs (so the deserialized function can be differentiated that
+        many times)."""
+        if vjp_order < 0:
+            raise ValueError(f"vjp_order must be >= 0, got {vjp_order}")
+        self._require_concrete("serialize()")
+        modules: list[bytes] = []
+        meta = _to_meta(self, vjp_order, modules)
+        return serialization.pack(meta, modules)
+
+    def call(self, *args, **kwargs):
+        """Run the exported function on arguments of the exported types (eagerly or under jit,
+        grad, ...); returns outputs with the exported output structure."""
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        if tree != self.in_tree:
+            raise errors.ExportError(f"exported function {self.fun_name} takes arguments of "
+                                     f"structure {self.in_tree}, got {tree}")
+        avals = [leaf_aval(x) for x in leaves]
+        if self.is_symbolic:
+            env = symbolic.bind_dimensions(self.in_avals, [a.shape for a in avals], self.fun_name)
+            return self._refine(env).call(*args, **kwargs)
+        _check_avals(self, avals)
+        here = _public_platform(backend.platform())
+        if here not in self.platforms:
+            raise errors.ExportError(f"exported function {self.fun_name} was exported for "
+                                     f"{', '.join(self.platforms)}, but yax runs on {here}")
+        if self._call_flat is None:
+            self._call_flat = _differentiable_call(self)
+        outs = self._call_flat(*leaves)
+        return tree_util.tree_unflatten(self.out_tree, list(outs))
+
+    def _refine(self, env: dict) -> Exported:
+        key = tuple(sorted(env.items()))
+        hit = self._refined.get(key)
+        if hit is None:
+            structs = [_Struct(symbolic.refine(a.shape, env), a.dtype) for a in self.in_avals]
+            args, kwargs = tree_util.tree_unflatten(self.in_tree, structs)
+            hit = _export_concrete(self._fun, self.platforms, args, kwargs, self.fun_name)
+            self._refined[key] = hit
+        return hit
+
+    def _require_concrete(self, what: str) -> None:
+        if self.is_symbolic:
+            raise errors.ExportError(
+                f"{what} of exported function {self.fun_name}: it has symbolic dimensions, and "
+                f"yax lowers such exports once per call shape (no module with dynamic "
+                f"dimensions exists); export with concrete shapes to get one")
+
+
+class _Struct:
+    """A shape and dtype (a stand-in argument for tracing; symbolic dims allowed)."""
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+
+
+def _check_avals(exp: Exported, avals) -> None:
+    if len(avals) != len(exp.in_avals) or any(
+            a.shape != w.shape or a.dtype != w.dtype for a, w in zip(avals, exp.in_avals)):
+        got = ", ".join(a.str_short() for a in avals)
+        want = ", ".join(a.str_short() for a in exp.in_avals)
+        raise errors.ExportError(f"exported function {exp.fun_name} was called with ({got}) but "
+                                 f"was exported for ({want})")
+
+
+def _arg_aval(x):
+    if isinstance(x, (_Struct, ShapeDtypeStruct)):
+        dt = dtypes.canonicalize(x.dtype)
+        if symbolic.is_symbolic(x.shape):
+            return symbolic.SymbolicShapedArray(x.shape, dt)
+        return ShapedArray(x.shape, dt, getattr(x, "weak_type", False))
+    return leaf_aval(x).strip_weak_type()
+
+
+def export(fun, *, platforms=None, disabled_checks=()):
+    """Export `fun` (usually a `jit`-ed function): returns `(*args, **kwargs) -> Exported`,
+    where the arguments are arrays or `ShapeDtypeStruct`s (possibly with symbolic dims).
+
+    Example:
+      >>> exp = yax.export.export(yax.jit(yax.numpy.sin))(yax.ShapeDtypeStruct((3,), "float32"))
+      >>> exp.in_avals
+      (ShapedArray(f32[3]),)
+    """
+    del disabled_checks  # yax runs no lowering-time safety checks that could be disabled
+    chosen = _platforms(platforms)
+    name = getattr(fun, "__name__", None) or getattr(getattr(fun, "fun", None), "__name__", "fun")
+
+    def do_export(*args, **kwargs) -> Exported:
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        avals = [_arg_aval(x) for x in leaves]
+        if any(isinstance(a, symbolic.SymbolicShapedArray) for a in avals):
+            out_tree, out_avals = _symbolic_outputs(fun, in_tree, avals)
+            return Exported(fun_name=name, in_tree=in_tree, out_tree=out_tree, in_avals=avals,
+                            out_avals=out_avals, platforms=chosen, module=None, fun=fun)
+        return _export_concrete(fun, chosen, args, kwargs, name)
+    return do_export
+
+
+def default_export_platform() -> str:
+    """The platform `export` lowers for by default: the one yax runs on."""
+    return _public_platform(backend.platform())
+
+
+def _platforms(platforms) -> tuple:
+    if platforms is None:
+        return (default_export_platform(),)
+    chosen = tuple(_public_platform(p.lower()) for p in ([platforms] if isinstance(platforms, str)
+                                                         else platforms))
+    if len(chosen) != 1:
+        raise NotImplementedError(f"yax exports for one platform at a time, got {chosen}: "
+                                  f"export once per platform")
+    return chosen
+
+
+def _trace(fun, in_tree, avals, name):
+    out_tree_box = []
+
+    def flat_fun(*flat):
+        args, kwargs = tree_util.tree_unflatten(in_tree, list(flat))
+        leaves, out_tree = tree_util.tree_flatten(fun(*args, **kwargs))
+        out_tree_box.append(out_tree)
+        return leaves
+    closed = trace_to_jaxpr(flat_fun, avals, name=name)
+    return closed, out_tree_box[0]
+
+
+def _export_concrete(fun, platforms, args, kwargs, name) -> Exported:
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    avals = [_arg_aval(x) for x in leaves]
+    closed, out_tree = _trace(fun, in_tree, avals, name)
+    mctx = lowering.lower_module(closed.jaxpr, platform=_lowering_platform(platforms[0]),
+                                 consts=closed.consts, consts_as_args=False)
+    if mctx.host_callbacks:
+        raise NotImplementedError(f"exporting {name}: the program calls back into Python "
+                                  f"(debug.print, pure_callback, ...), which cannot be exported")
+    with mctx.context:
+        bytecode = stablehlo.serialize_portable_artifact(mctx.module, _TARGET_VERSION)
+    module = ExportedModule(bytecode, avals, closed.out_avals, name)
+    return Exported(fun_name=name, in_tree=in_tree, out_tree=out_tree, in_avals=avals,
+                    out_avals=[a.strip_weak_type() for a in closed.out_avals],
+                    platforms=platforms, module=module, fun=fun)
+
+
+# Two sizes no user program is likely to special-case; each symbol gets its own pair.
+_PROBES = ((97, 101), (89, 103), (83, 107), (79, 109), (73, 113), (71, 127))
+
+
+def _symbolic_outputs(fun, in_tree, avals):
+    """Output avals of a symbolic export: traced at two probe bindings; an output dimension
+    that follows one symbol's probe values is that symbol, one that does not move is constant."""
+    names = sorted({d.name for a in avals for d in a.shape if isinstance(d, symbolic.SymbolicDim)})
+    if len(names) > len(_PROBES):
+        raise NotImplementedError(f"yax exports with at most {len(_PROBES)} symbolic dimensions")
+    traced = []
+    for k in range(2):
+        env = {n: _PROBES[i][k] for i, n in enumerate(names)}
+        concrete = [ShapedArray(symbolic.refine(a.shape, env), a.dtype) for a in avals]
+        traced.append(_trace(fun, in_tree, concrete, "probe"))
+    (first, out_tree), (second, _) = traced
+    by_pair = {_PROBES[i]: symbolic.SymbolicDim(n) for i, n in enumerate(names)}
+    outs = []
+    for a, b in zip(first.out_avals, second.out_avals, strict=True):
+        dims = []
+        for d1, d2 in zip(a.shape, b.shape, strict=True):
+            if d1 != d2 and (d1, d2) not in by_pair:
+                raise errors.ExportError(
+                    "an output dimension of the exported function depends on its symbolic "
+                    "dimensions other than as one of them (e.g. 2*b); yax supports outputs "
+                    "whose dimensions are constants or bare symbolic names")
+            dims.append(d1 if d1 == d2 else by_pair[(d1, d2)])
+        outs.append(symbolic.SymbolicShapedArray(dims, a.dtype))
+    return out_tree, outs
+
+
+def _inexact(avals) -> list[int]:
+    return [i for i, a in enumerate(avals) if dtypes.is_inexact(a.dtype)]
+
+
+def _differentiable_call(exp: Exported):
+    """`*flat_args -> flat outputs` through call_exported, with the export's VJP as its
+    reverse-mode rule."""
+    in_diff, out_diff = _inexact(exp.in_avals), _inexact(exp.out_avals)
+
+    @custom_vjp
+    def run(*xs):
+        return tuple(bind(call_exported_p, *xs, module=exp._module))
+
+    def fwd(*xs):
+        return run(*xs), xs
+
+    def bwd(primals, cts):
+        in_cts = iter(exp.vjp().call(*primals, *[cts[i] for i in out_diff]))
+        wanted = set(in_diff)
+        return tuple(next(in_cts) if i in wanted else None for i in range(len(primals)))
+    run.defvjp(fwd, bwd)
+    return run
+
+
+def _export_vjp(exp: Exported) -> Exported:
+    """Export `(*primals, *cts) -> input cts` of `exp`'s function (for its exported types)."""
+    in_diff, out_diff = _inexact(exp.in_avals), _inexact(exp.out_avals)
+    n = len(exp.in_avals)
+    fun, in_tree = exp._fun, exp.in_tree
+
+    def vjp_fun(*flat):
+        primals, cts = list(flat[:n]), flat[n:]
+
+        def differentiable(*xs):
+            full = list(primals)
+            for i, x in zip(in_diff, xs, strict=True):
+                full[i] = x
+            args, kwargs = tree_util.tree_unflatten(in_tree, full)
+            outs = tree_util.tree_leaves(fun(*args, **kwargs))
+            return tuple(outs[i] for i in out_diff)
+        _, pullback = _vjp(differentiable, *[primals[i] for i in in_diff])
+        return tuple(pullback(tuple(cts)))
+    structs = [_Struct(a.shape, a.dtype) for a in exp.in_avals]
+    structs += [_Struct(exp.out_avals[i].shape, exp.out_avals[i].dtype) for i in out_diff]
+    return _export_concrete(vjp_fun, exp.platforms, tuple(structs), {}, f"{exp.fun_name}_vjp")
+
+
+def _to_meta(exp: Exported, vjp_order: int, modules: list) -> dict:
+    modules.append(exp.mlir_module_serialized)
+    return {"fun_name": exp.fun_name, "module": len(modules) - 1,
+            "in_tree": serialization.encode_tree(exp.in_tree),
+            "out_tree": serialization.encode_tree(exp.out_tree),
+            "in_avals": [serialization.encode_aval(a) for a in exp.in_avals],
+            "out_avals": [serialization.encode_aval(a) for a in exp.out_avals],
+            "platforms": list(exp.platforms),
+            "calling_convention_version": exp.calling_convention_version,
+            "vjp": _to_meta(exp.vjp(), vjp_order - 1, modules) if vjp_order > 0 else None}
+
+
+def deserialize(blob) -> Exported:
+    """The `Exported` that `Exported.serialize()` wrote into `blob` (an ExportError, naming the
+    problem, for a corrupt, truncated or foreign blob)."""
+    meta, modules = serialization.unpack(blob)
+    try:
+        return _from_meta(meta, modules)
+    except errors.ExportError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        raise errors.ExportError(f"cannot deserialize: the metadata is corrupt "
+                                 f"({type(e).__name__}: {e})") from None
+
+
+def _from_meta(meta: dict, modules: list) -> Exported:
+    version = int(meta["calling_convention_version"])
+    if version != CALLING_CONVENTION_VERSION:
+        raise errors.ExportError(f"cannot deserialize: calling convention version {version}; "
+                                 f"this yax supports {CALLING_CONVENTION_VERSION}")
+    name = str(meta["fun_name"])
+    in_avals = [ShapedArray(tuple(int(d) for d in s), serialization.decode_dtype(dt))
+                for s, dt in meta["in_avals"]]
+    out_avals = [ShapedArray(tuple(int(d) for d in s), serialization.decode_dtype(dt))
+                 for s, dt in meta["out_avals"]]
+    bytecode = modules[int(meta["module"])]
+    _check_bytecode(bytecode, name, in_avals, out_avals)
+    vjp = _from_meta(meta["vjp"], modules) if meta["vjp"] is not None else None
+    in_tree = serialization.decode_tree(meta["in_tree"])
+    out_tree = serialization.decode_tree(meta["out_tree"])
+    if in_tree.num_leaves != len(in_avals) or out_tree.num_leaves != len(out_avals):
+        raise errors.ExportError("cannot deserialize: the pytree structures and avals in the "
+                                 "metadata disagree (corrupt)")
+    return Exported(fun_name=name, in_tree=in_tree, out_tree=out_tree, in_avals=in_avals,
+                    out_avals=out_avals, platforms=[str(p) for p in meta["platforms"]],
+                    module=ExportedModule(bytecode, in_avals, out_avals, name), vjp=vjp,
+                    calling_convention_version=version)
+
+
+def _check_bytecode(bytecode: bytes, name: str, in_avals, out_avals) -> None:
+    """Parse the module once now and check that its `main` has the metadata's types, so a bad
+    module fails here, clearly, and not inside XLA at call time."""
+    ctx = mlir.make_context()
+    try:
+        with ctx, ir.Location.unknown():
+            module = stablehlo.deserialize_portable_artifact(ctx, bytecode)
+            mains = [op for op in module.body.operations if op.operation.name == "func.func"
+                     and ir.StringAttr(op.attributes["sym_name"]).value == "main"]
+            got = str(mains[0].type) if mains else None
+            want = str(ir.FunctionType.get([mlir.aval_type(a) for a in in_avals],
+                                           [mlir.aval_type(a) for a in out_avals]))
+    except Exception as e:  # MLIR reports unreadable bytecode with assorted error types
+        raise errors.ExportError(f"cannot deserialize {name}: its StableHLO bytecode does not "
+                                 f"parse ({type(e).__name__}: {e})") from None
+    if got != want:
+        raise errors.ExportError(f"cannot deserialize {name}: its module's main has type {got} "
+                                 f"but the metadata describes {want} (corrupt or foreign)")

@@ -276,6 +276,7 @@ def test_log_compiles_and_explain_cache_misses(caplog):
         yax.config.update("log_compiles", False)
         yax.config.update("explain_cache_misses", False)
     text = caplog.text
-    assert text.count("compiling scaled") == 3 and "test_dispatch_paths.py:" in text
+    assert text.count("Compiling jit(scaled)") == 3 and "test_dispatch_paths.py:" in text
+    assert text.count("Finished XLA compilation of jit(scaled) in ") == 3
     assert "shape changed from f32[1] to f32[2]" in text
     assert "static arguments changed" in text

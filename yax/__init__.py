@@ -7,6 +7,9 @@
 
 from yax import errors  # noqa: F401
 from yax.config import config  # noqa: F401
+from yax.config import (  # noqa: F401  (jax's top-level option context managers)
+    debug_infs, debug_nans, enable_checks, enable_x64, explain_cache_misses, log_compiles,
+    numpy_dtype_promotion, numpy_rank_promotion)
 from yax.interpreters import eager as _eager  # noqa: F401  (installs the eager trace)
 from yax import lax  # noqa: F401
 

@@ -8,6 +8,7 @@ it is checked.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 # jaxlib's C++ logging reads this once, when its first library loads. yax loads jaxlib's MLIR
@@ -53,6 +54,17 @@ _OPTIONS = {
     "jit_cpp_dispatch": ("YAX_JIT_CPP_DISPATCH", _env_flag_default_on, True),
     # placement: where values with no sharding information go (None: the first device)
     "default_device": (None, None, None),
+    # NumPy-compatibility modes: yax implements jax's defaults only (see _ONLY_VALUES)
+    "numpy_dtype_promotion": (None, None, "standard"),
+    "numpy_rank_promotion": (None, None, "allow"),
+}
+
+# Options of which yax implements one value: setting another is an error, not a silent no-op.
+_ONLY_VALUES = {
+    "numpy_dtype_promotion": ("standard", "implicit promotion follows jax's standard lattice; "
+                              "'strict' (no implicit promotion) is not implemented"),
+    "numpy_rank_promotion": ("allow", "arrays of different ranks broadcast as in NumPy; "
+                             "'warn'/'raise' are not implemented"),
 }
 
 _ALIASES = {"jax_enable_x64": "enable_x64", "yax_enable_x64": "enable_x64",
@@ -64,7 +76,9 @@ _ALIASES = {"jax_enable_x64": "enable_x64", "yax_enable_x64": "enable_x64",
             "yax_check_indices": "check_indices",
             "jax_compilation_cache_dir": "compilation_cache_dir",
             "jax_persistent_cache_max_bytes": "compilation_cache_max_bytes",
-            "jax_default_device": "default_device"}
+            "jax_default_device": "default_device",
+            "jax_numpy_dtype_promotion": "numpy_dtype_promotion",
+            "jax_numpy_rank_promotion": "numpy_rank_promotion"}
 
 
 class Config:
@@ -88,6 +102,10 @@ class Config:
         name = _ALIASES.get(name, name)
         if name not in _OPTIONS:
             raise ValueError(f"unknown config option {name!r}; known: {', '.join(self._KNOWN)}")
+        only = _ONLY_VALUES.get(name)
+        if only is not None and value != only[0]:
+            raise NotImplementedError(f"config option {name!r}: yax supports only {only[0]!r} "
+                                      f"({only[1]}), got {value!r}")
         setattr(self, name, value)
 
     def read(self, name: str):
@@ -114,3 +132,55 @@ class Config:
 
 
 config = Config()
+
+
+class State:
+    """One option as jax exposes it at top level (`jax.log_compiles`, `jax.debug_nans`, ...):
+    `.value` reads it, and calling it gives a context manager that sets it for a block.
+
+    Example:
+      >>> with yax.log_compiles():          # the same as yax.log_compiles(True)
+      ...     f(x)                          # logs "Finished XLA compilation of jit(f) ..."
+
+    Unlike jax's, the setting is process-wide, not per thread (yax's config is one object).
+    """
+
+    def __init__(self, name: str, default_on=True):
+        self.name = name
+        self._default_on = default_on
+        self.__doc__ = f"The `{name}` option: `.value`, or `with yax.{name}(value):`."
+
+    @property
+    def value(self):
+        return config.read(self.name)
+
+    @contextlib.contextmanager
+    def __call__(self, new_val=None):
+        if new_val is None:
+            if self._default_on is None:
+                raise TypeError(f"the {self.name} context manager needs the new value as its "
+                                f"argument")
+            new_val = self._default_on
+        old = config.read(self.name)
+        config.update(self.name, new_val)
+        try:
+            yield
+        finally:
+            config.update(self.name, old)
+
+    def __bool__(self):
+        raise TypeError(f"bool() of the State {self.name!r}: read `.value` instead (as in jax)")
+
+    def __repr__(self):
+        return f"State({self.name}={self.value!r})"
+
+
+# The options jax also offers as top-level context managers (re-exported by yax/__init__.py).
+log_compiles = State("log_compiles")
+debug_nans = State("debug_nans")
+debug_infs = State("debug_infs")
+enable_checks = State("enable_checks")
+explain_cache_misses = State("explain_cache_misses")
+enable_x64 = State("enable_x64")
+numpy_dtype_promotion = State("numpy_dtype_promotion", default_on=None)
+numpy_rank_promotion = State("numpy_rank_promotion", default_on=None)

@@ -41,7 +41,9 @@ def iinfo(dtype):
 
 def issubdtype(arg1, arg2) -> bool:
     """NumPy's issubdtype with bfloat16 under floating; the extended categories (`extended`,
-    `prng_key`) contain no yax dtype."""
+    `prng_key`) contain the dtype of typed keys (`key<fry>`) and no NumPy dtype."""
+    if getattr(arg1, "extended", False) is True:  # a typed key's dtype: its category class
+        arg1 = arg1.type
     if isinstance(arg2, type) and issubclass(arg2, extended):
         return isinstance(arg1, type) and issubclass(arg1, arg2)
     if isinstance(arg1, type) and issubclass(arg1, extended):
@@ -85,10 +87,9 @@ def itemsize_bits(dtype) -> int:
 
 
 class extended(np.generic):
-    """The abstract category of JAX's extended dtypes (typed PRNG keys...). yax has none, so
-    nothing is a subdtype of it; it exists so that `issubdtype(x, dtypes.extended)` runs."""
+    """The abstract category of JAX's extended dtypes: in yax, the dtype of typed PRNG keys."""
 
 
 class prng_key(extended):
-    """JAX's category of typed PRNG key dtypes; yax's keys are raw uint32 arrays, so
-    `issubdtype(key.dtype, dtypes.prng_key)` is False (as for jax's raw keys)."""
+    """JAX's category of typed PRNG key dtypes: `issubdtype(yax.random.key(0).dtype,
+    dtypes.prng_key)` is True, and False for raw uint32 keys (as in jax)."""

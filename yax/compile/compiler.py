@@ -32,7 +32,8 @@ def lower_jaxpr(closed: ClosedJaxpr, placement: Placement | None = None, donated
 
 def compile_jaxpr(closed: ClosedJaxpr, placement: Placement | None = None, donated=(), *,
                   n_consts: int = 0, device=None, name: str | None = None,
-                  warn_unused_donations: bool = False) -> executable.Executable:
+                  warn_unused_donations: bool = False,
+                  compiler_options=None) -> executable.Executable:
     """Lower and compile `closed` for the current platform.
 
     Args:
@@ -44,6 +45,7 @@ def compile_jaxpr(closed: ClosedJaxpr, placement: Placement | None = None, donat
       name: shown by `config.log_compiles`.
       warn_unused_donations: warn (at the caller of the caller's caller) about donations no
         output could take.
+      compiler_options: XLA options by name (see `executable.compile_module`).
     """
     mctx = lower_jaxpr(closed, placement, donated, n_consts=n_consts)
     if warn_unused_donations and mctx.unused_donations:
@@ -60,4 +62,4 @@ def compile_jaxpr(closed: ClosedJaxpr, placement: Placement | None = None, donat
     return executable.compile_module(mctx.module, closed.in_avals, closed.out_avals,
                                      platform=backend.platform(), name=name,
                                      host_callbacks=getattr(mctx, "host_callbacks", ()),
-                                     **where)
+                                     compiler_options=compiler_options, **where)

@@ -7,6 +7,7 @@ import numpy as np
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import bind
+from yax.lax import complex_order
 from yax.lax._util import scalars_to_arrays
 from yax.primitives import elementwise as ew
 from yax.primitives.bits import clz_p
@@ -52,8 +53,28 @@ bitwise_not.__name__ = "bitwise_not"
 
 add, sub, mul, div, rem = (_nary(ew.binary_primitives[n])
                            for n in ("add", "sub", "mul", "div", "rem"))
-max, min, atan2, nextafter = (_nary(ew.binary_primitives[n])
-                              for n in ("max", "min", "atan2", "nextafter"))
+atan2, nextafter = (_nary(ew.binary_primitives[n]) for n in ("atan2", "nextafter"))
+
+
+def _extremum(name):
+    """`max`/`min`; complex operands are ordered lexicographically (real part first), as jax."""
+    prim = ew.binary_primitives[name]
+
+    def op(x, y):
+        if not (hasattr(x, "aval") and hasattr(y, "aval")):
+            x, y = (as_operand(a) for a in scalars_to_arrays(name, (x, y)))
+        if dtypes.is_complex(x.aval.dtype) and x.aval.dtype == y.aval.dtype:
+            return complex_order.extremum(name, x, y)
+        return bind(prim, x, y)
+    op.__name__ = name
+    op.__doc__ = (f"Elementwise `{name}` of arrays of one dtype (complex values are compared "
+                  f"by real part, then imaginary part).")
+    op.primitive = prim
+    op.orders_complex = True  # yax.numpy's fast path must come here for complex operands
+    return op
+
+
+max, min = _extremum("max"), _extremum("min")
 bitwise_and, bitwise_or, bitwise_xor = (_nary(ew.binary_primitives[n])
                                         for n in ("and", "or", "xor"))
 shift_left = _nary(ew.binary_primitives["shift_left"])

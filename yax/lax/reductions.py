@@ -7,6 +7,7 @@ import numpy as np
 from yax import errors
 from yax.core import dtypes
 from yax.core.trace import bind
+from yax.lax import complex_order
 from yax.primitives import reductions as red
 from yax.runtime.values import as_operand, to_array
 
@@ -29,12 +30,17 @@ def _canonical_axes(name: str, axes, ndim: int) -> tuple:
     return tuple(out)
 
 
+_ORDERED = ("reduce_max", "reduce_min")
+
+
 def _reduction(prim):
     def op(operand, axes):
         operand = as_operand(operand)
         axes = _canonical_axes(prim.name, tuple(axes), _ndim(operand))
         if not axes:  # nothing to reduce: no equation at all
             return operand if hasattr(operand, "aval") else to_array(operand)
+        if prim.name in _ORDERED and dtypes.is_complex(operand.aval.dtype):
+            return complex_order.reduce_extremum(prim.name, operand, axes)  # as jax: lexicographic
         return bind(prim, operand, axes=axes)
     op.__name__ = prim.name
     op.primitive = prim  # lets yax.numpy bind directly when nothing needs converting

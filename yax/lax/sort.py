@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from yax import errors
 from yax.core.trace import bind
+from yax.lax import complex_order
 from yax.primitives.sort import sort_p
 from yax.runtime.values import as_operand
 
@@ -32,8 +33,11 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
         raise errors.ShapeError(f"sort: dimension {dimension} is out of range for an array of "
                                 f"rank {ndim}")
     dimension = int(dimension) % ndim if ndim else int(dimension)
+    # complex keys sort by real part, then imaginary part (as jax): two real keys each
+    operands, num_keys, extra = complex_order.sort_operands(
+        [x if hasattr(x, "aval") else as_operand(x) for x in operands], int(num_keys))
     outs = bind(sort_p, *operands, dimension=dimension, is_stable=bool(is_stable),
-                num_keys=int(num_keys))
+                num_keys=num_keys)[extra:]
     return outs[0] if single else tuple(outs)
 
 

@@ -111,32 +111,60 @@ def leaky_relu(x, negative_slope=1e-2):
     return jnp.where(x >= 0, x, negative_slope * x)
 
 
-def _shifted(x, axis):
-    """x minus its maximum along `axis` (kept), the maximum treated as a constant; a non-finite
-    maximum (all -inf, say) is replaced by 0 so that the shift does not make NaNs."""
-    x_max = jnp.max(x, axis=axis, keepdims=True)
+def _shifted(x, axis, where=None):
+    """x minus its maximum along `axis` (kept; over the `where` entries only when a mask is
+    given), the maximum treated as a constant; a non-finite maximum (all -inf, say, or nothing
+    selected) is replaced by 0 so that the shift does not make NaNs."""
+    if where is None:
+        x_max = jnp.max(x, axis=axis, keepdims=True)
+    else:
+        x_max = jnp.max(x, axis=axis, keepdims=True, where=where, initial=-np.inf)
     x_max = jnp.where(jnp.isfinite(x_max), x_max, jnp.zeros_like(x_max))
     return x - lax.stop_gradient(x_max)
 
 
-def softmax(x, axis=-1):
+def _exp_selected(shifted, where):
+    """exp(shifted), 0 outside `where`: the masked entries are fed -inf (not masked after the
+    exp), so a large masked input neither overflows nor turns the gradient into NaN."""
+    if where is None:
+        return jnp.exp(shifted)
+    return jnp.exp(jnp.where(where, shifted, -np.inf))
+
+
+def _nonzero_total(total, where):
+    """A sum of exponentials with nothing selected (0) made 1, so that dividing by it or taking
+    its log neither gives 0/0 nor a NaN gradient; the entries it feeds are masked anyway."""
+    return total if where is None else jnp.where(total == 0, jnp.ones_like(total), total)
+
+
+def softmax(x, axis=-1, where=None):
     """exp(x) / sum(exp(x)) along `axis` (an int, a tuple of ints, or None for all axes).
+
+    Args:
+      x: input array.
+      axis: the axis or axes to normalise over.
+      where: optional boolean mask (broadcast against `x`): only the selected entries take part,
+        and the result is 0 elsewhere (also where nothing along `axis` is selected).
 
     Example: `softmax(jnp.array([0., jnp.log(3.)]))` is `[0.25, 0.75]`.
     """
     x = _inexact("softmax", x)
-    unnormalized = jnp.exp(_shifted(x, axis))
-    return unnormalized / jnp.sum(unnormalized, axis=axis, keepdims=True)
+    unnormalized = _exp_selected(_shifted(x, axis, where), where)
+    total = jnp.sum(unnormalized, axis=axis, keepdims=True)
+    return unnormalized / _nonzero_total(total, where)
 
 
-def log_softmax(x, axis=-1):
-    """x - logsumexp(x) along `axis`, computed stably."""
+def log_softmax(x, axis=-1, where=None):
+    """x - logsumexp(x) along `axis`, computed stably; with a `where` mask only the selected
+    entries count, and the result is -inf elsewhere."""
     x = _inexact("log_softmax", x)
-    shifted = _shifted(x, axis)
-    return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
+    shifted = _shifted(x, axis, where)
+    total = jnp.sum(_exp_selected(shifted, where), axis=axis, keepdims=True)
+    out = shifted - jnp.log(_nonzero_total(total, where))
+    return out if where is None else jnp.where(where, out, -np.inf)
 
 
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """log(sum(b * exp(a))) along `axis`, computed stably (the maximum is subtracted first, as a
     constant, so large inputs neither overflow nor give NaN gradients).
 
@@ -146,6 +174,8 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
       b: optional weights broadcast against `a`; they may be negative or zero.
       keepdims: keep the reduced axes with size 1.
       return_sign: if True, return `(log|sum|, sign(sum))`; otherwise a negative sum gives NaN.
+      where: optional boolean mask: only the selected entries are summed (nothing selected
+        gives -inf, and sign 0).
     Returns:
       The reduction, or a pair with its sign when `return_sign` is set.
 
@@ -153,22 +183,25 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     """
     if b is None:
         a = _inexact("logsumexp", a)
-        masked = a
+        mask = where
     else:
         a, b = promote_arrays_inexact("logsumexp", a, b)
         # Entries with weight 0 do not count toward the maximum, even if a is +-inf there.
-        masked = jnp.where(jnp.not_equal(b, 0), a, -np.inf)
+        mask = jnp.not_equal(b, 0) if where is None else jnp.logical_and(where, b != 0)
+    masked = a if mask is None else jnp.where(mask, a, -np.inf)
     a_max = jnp.max(masked, axis=axis, keepdims=True)
     a_max = lax.stop_gradient(jnp.where(jnp.isfinite(a_max), a_max, jnp.zeros_like(a_max)))
-    exp_a = jnp.exp(a - a_max)
+    exp_a = jnp.exp(masked - a_max)
     if b is not None:
-        exp_a = jnp.where(jnp.not_equal(b, 0), exp_a * b, 0.0)
+        exp_a = jnp.where(mask, exp_a * b, 0.0)
     sumexp = jnp.sum(exp_a, axis=axis, keepdims=keepdims)
     sign = jnp.sign(sumexp)
     if b is not None:
         sumexp = jnp.abs(sumexp)
     # Summing the size-1 kept axes of a_max squeezes them the same way the reduction did.
-    out = jnp.log(sumexp) + jnp.sum(a_max, axis=axis, keepdims=keepdims)
+    out = jnp.log(_nonzero_total(sumexp, where)) + jnp.sum(a_max, axis=axis, keepdims=keepdims)
+    if where is not None:
+        out = jnp.where(sumexp == 0, -np.inf, out)
     if return_sign:
         return out, sign
     if b is not None:
@@ -201,17 +234,32 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
     return jnp.asarray(jnp.expand_dims(x, axis) == classes, dtype=dtype)
 
 
-def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
+                algorithm: str = "fast"):
     """(x - mean) / sqrt(variance + epsilon), the statistics along `axis` unless given.
 
-    The variance defaults to the two-pass mean((x - mean)^2), which does not cancel
-    catastrophically (JAX's "stable" algorithm).
+    Args:
+      x: input array.
+      axis: int, tuple of ints or None (all axes).
+      mean, variance: the statistics to use; computed (over the `where` entries) when None.
+      epsilon: added to the variance.
+      where: optional boolean mask of the entries the statistics are computed from (every entry
+        is standardised).
+      algorithm: how the variance is computed, as in jax: "fast" is mean(x^2) - mean^2 (one pass,
+        clamped at 0; it can cancel catastrophically for large offsets), "stable" the two-pass
+        mean((x - mean)^2).
     """
+    if algorithm not in ("fast", "stable"):
+        raise ValueError(f"standardize: algorithm must be 'fast' or 'stable', got {algorithm!r}")
     x = _inexact("standardize", x)
     if mean is None:
-        mean = jnp.mean(x, axis=axis, keepdims=True)
+        mean = jnp.mean(x, axis=axis, keepdims=True, where=where)
     if variance is None:
-        variance = jnp.mean(jnp.square(x - mean), axis=axis, keepdims=True)
+        if algorithm == "fast":
+            second = jnp.mean(jnp.square(x), axis=axis, keepdims=True, where=where)
+            variance = jnp.maximum(0.0, second - jnp.square(mean))
+        else:
+            variance = jnp.mean(jnp.square(x - mean), axis=axis, keepdims=True, where=where)
     return (x - mean) / jnp.sqrt(variance + epsilon)
 
 

@@ -75,11 +75,15 @@ def _make_binary(name, lax_fn, promote, doc):
     prim = getattr(lax_fn, "primitive", None)
     fast = prim is not None and promote in _PASS_DTYPES
     inexact_only = _PASS_DTYPES.get(promote) is not None
+    # lax_fn orders complex operands itself (lexicographically): its primitive must not see them
+    orders_complex = getattr(lax_fn, "orders_complex", False)
 
     def fn(x1, x2, /):
         if fast:
             operands = _promote.fast_binary_operands(x1, x2, inexact_only)
             if operands is not None:
+                if orders_complex and dtypes.is_complex(operands[0].aval.dtype):
+                    return lax_fn(*operands)
                 return bind(prim, *operands)
         x1, x2 = promote(name, x1, x2)
         return lax_fn(x1, x2)

@@ -89,8 +89,8 @@ def _flatten(self, order: str = "C"):
     return manipulation.ravel(self, order=order)
 
 
-def _dot(self, other):
-    return dot(self, other)
+def _dot(self, b, *, precision=None, preferred_element_type=None):
+    return dot(self, b, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def _round(self, decimals: int = 0, out=None):

@@ -18,7 +18,7 @@ from yax.core.trace import Tracer
 from yax.lax.elementwise import _convert_keep_weak, convert_element_type
 from yax.lax.shape import concatenate, expand_dims, reshape
 from yax.numpy._promote import broadcast_to_shape, shape_of
-from yax.runtime.array import Array
+from yax.runtime.array import Array, is_concrete
 from yax.runtime.values import array_from_numpy, to_array
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
@@ -65,6 +65,8 @@ def _leaf_type(x) -> tuple[np.dtype, bool]:
         return aval.dtype, aval.weak_type
     if isinstance(x, _SCALARS) and not isinstance(x, np.generic):
         return dtypes.scalar_type_of(x)
+    if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, np.ndarray):
+        return np.dtype(x.dtype), False  # a duck-typed array (ShapeDtypeStruct): strongly typed
     # np.float64 subclasses float, but NumPy scalars are strongly typed
     return dtypes.canonicalize(np.asarray(x).dtype), False
 
@@ -131,7 +133,7 @@ def _array_from_host(object, dtype) -> Array:
 def _to_host(obj):
     if isinstance(obj, (list, tuple)):
         return [_to_host(o) for o in obj]
-    return np.asarray(obj) if isinstance(obj, Array) else obj
+    return np.asarray(obj) if is_concrete(obj) else obj
 
 
 def _stack_nested(obj, dtype):
@@ -226,10 +228,17 @@ def _broadcast_fill(fill_value, shape, dt, weak):
     return broadcast_to_shape(fill, shape)
 
 
+def _shape_of(a) -> tuple:
+    aval = getattr(a, "aval", None)
+    if aval is not None:
+        return aval.shape
+    shape = getattr(a, "shape", None)  # ShapeDtypeStruct and other duck-typed arrays
+    return tuple(shape) if isinstance(shape, tuple) else np.shape(a)
+
+
 def full_like(a, fill_value, dtype=None, shape=None):
     """An array like `a` (its shape and dtype unless given) filled with `fill_value`."""
-    shape = tuple(np.shape(a) if not hasattr(a, "aval") else a.aval.shape) if shape is None \
-        else _shape_tuple(shape, "full_like")
+    shape = tuple(_shape_of(a)) if shape is None else _shape_tuple(shape, "full_like")
     if dtype is not None:
         dt, weak = _canonical_dtype(dtype), False
     else:

@@ -32,10 +32,13 @@ class _ScalarMeta(type):
         return isinstance(instance, cls.dtype.type)
 
     def __eq__(cls, other):
-        return cls is other or cls.dtype.type is other
+        # as jax's: equal to itself, its NumPy scalar type and its np.dtype, not to a string
+        return (cls is other or cls.dtype.type is other
+                or (isinstance(other, np.dtype) and other == cls.dtype))
 
     def __ne__(cls, other):
-        return not cls.__eq__(other)
+        # `cls.__eq__` would find the *instances'* `object.__eq__` on the class itself
+        return not _ScalarMeta.__eq__(cls, other)
 
     def __hash__(cls):
         return hash(cls.dtype.type)
@@ -138,12 +141,17 @@ def issubdtype(arg1, arg2) -> bool:
       >>> jnp.issubdtype(jnp.bfloat16, jnp.floating)
       True
     """
+    if getattr(arg1, "extended", False) is True:  # a typed key's dtype (yax.random.key)
+        return arg1 == arg2 or (isinstance(arg2, type) and issubclass(arg1.type, arg2))
     a = np.dtype(arg1)
     if _is_abstract(arg2) and arg2 is not np.bool_:
         if a == dtypes.bfloat16:
             return issubclass(np.float16, arg2)  # bfloat16 sits where float16 does
         return np.issubdtype(a, arg2)
-    return a == np.dtype(arg2)
+    try:
+        return a == np.dtype(arg2)
+    except TypeError:  # a category NumPy has no dtype for (yax.dtypes.prng_key): not a subdtype
+        return False
 
 
 _ISDTYPE_KINDS = {

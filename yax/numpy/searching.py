@@ -22,7 +22,8 @@ __all__ = ["searchsorted", "digitize", "lexsort", "partition", "argpartition", "
 
 
 def _less(x, y):
-    """x < y in sort order: NaN is larger than every number (and equal to NaN)."""
+    """x < y in sort order: NaN is larger than every number (and equal to NaN); complex values
+    in lexicographic order (real part first), as `jnp.sort`."""
     lt = x < y
     if dtypes.is_inexact(x.dtype):
         lt = ufuncs.logical_or(lt, ufuncs.logical_and(ufuncs.isnan(y),
@@ -74,8 +75,6 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan")
     a, v = arr("searchsorted", a), arr("searchsorted", v)
     if a.ndim != 1:
         raise errors.ShapeError(f"jnp.searchsorted: a must be 1-D, got shape {a.shape}")
-    if dtypes.is_complex(a.dtype):
-        raise NotImplementedError("jnp.searchsorted of complex arrays is not supported")
     if sorter is not None:
         a = a[arr("searchsorted", sorter)]
     if a.shape[0] == 0:

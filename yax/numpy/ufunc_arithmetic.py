@@ -9,6 +9,7 @@ import numpy as np
 
 from yax import lax
 from yax.core import dtypes
+from yax.lax import complex_order
 from yax.numpy._promote import check_arraylike
 from yax.numpy._ufunc_builders import (
     _binary,
@@ -59,8 +60,26 @@ arctan2 = _binary("arctan2", lax.atan2, promote_args_inexact)
 nextafter = _binary("nextafter", lax.nextafter, promote_args_inexact)
 fmod = _binary("fmod", lax.rem, promote_args_numeric)
 equal, not_equal = _binary("equal", lax.eq), _binary("not_equal", lax.ne)
-less, less_equal = _binary("less", lax.lt), _binary("less_equal", lax.le)
-greater, greater_equal = _binary("greater", lax.gt), _binary("greater_equal", lax.ge)
+
+
+def _ordered(lax_fn):
+    """A lax comparison that also orders complex values, lexicographically (real part first),
+    as jnp's comparisons do (lax's own reject complex operands)."""
+    name = lax_fn.__name__
+
+    def op(x, y):
+        if dtypes.is_complex(x.aval.dtype):
+            return complex_order.compare(name, x, y)
+        return lax_fn(x, y)
+    op.__name__ = name
+    op.primitive = lax_fn.primitive
+    op.orders_complex = True
+    return op
+
+
+less, less_equal = _binary("less", _ordered(lax.lt)), _binary("less_equal", _ordered(lax.le))
+greater = _binary("greater", _ordered(lax.gt))
+greater_equal = _binary("greater_equal", _ordered(lax.ge))
 bitwise_and, bitwise_or = _binary("bitwise_and", lax.bitwise_and), _binary("bitwise_or",
                                                                             lax.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)

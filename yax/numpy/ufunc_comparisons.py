@@ -43,6 +43,12 @@ def fmin(x1, x2, /):
     return where(isnan(x1), x2, where(isnan(x2), x1, lax.min(x1, x2)))
 
 
+def _is_complex(v) -> bool:
+    if v is None:
+        return False
+    return dtypes.is_complex(v.aval.dtype) if hasattr(v, "aval") else np.iscomplexobj(v)
+
+
 def clip(arr, /, min=None, max=None, *, a_min=None, a_max=None):
     """Limit values to [min, max] (either bound may be None; `a_min`/`a_max` are old names).
 
@@ -53,6 +59,9 @@ def clip(arr, /, min=None, max=None, *, a_min=None, a_max=None):
     min = a_min if min is None else min
     max = a_max if max is None else max
     check_arraylike("clip", arr)
+    if _is_complex(arr) or _is_complex(min) or _is_complex(max):
+        raise ValueError("jnp.clip: complex values have no order a clip could use (as in jax); "
+                         "clip the real and imaginary parts, or the magnitude, instead")
     if min is None and max is None:
         return _as_array(arr)
     if min is not None:

@@ -93,10 +93,13 @@ class JVPRule:
     copies of it that re-running its jaxpr makes). Then, as in jax, the rule is traced once per
     pattern of nonzero tangents and types and the trace is reused, so differentiating the same
     program again (both passes of a loop's fixed point, a second look at a branch) does not run
-    the user's Python again. The traces live as long as the rule, i.e. as the equation."""
+    the user's Python again. The traces live as long as the rule, i.e. as the equation.
+    `symbolic_zeros`: the rule takes the tangents of undifferentiated inputs as Zero objects
+    (`defjvp(..., symbolic_zeros=True)`), not as materialised zeros."""
 
-    def __init__(self, jvp, name: str, per_call: bool = False):
+    def __init__(self, jvp, name: str, per_call: bool = False, symbolic_zeros: bool = False):
         self.jvp, self.name, self.per_call = jvp, name, per_call
+        self.symbolic_zeros = symbolic_zeros
         self.traced: dict = {}
 
     def __repr__(self):
@@ -119,11 +122,19 @@ def _custom_jvp_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
         it = iter(outs[n:])
         return outs[:n], [next(it) if is_inexact(a.dtype) else Zero(tangent_aval(a))
                           for a in call_jaxpr.out_avals]
-    ts = [_tangent_or_float0(t, a) for t, a in zip(tangents[num_consts:], arg_avals, strict=True)]
+    ts = list(tangents[num_consts:])
+    if not rule.symbolic_zeros:
+        ts = [_tangent_or_float0(t, a) for t, a in zip(ts, arg_avals, strict=True)]
     outs, t_outs = rule.jvp(args, ts)
     t_outs = [Zero(tangent_aval(a)) if not is_inexact(a.dtype) else t
               for t, a in zip(t_outs, call_jaxpr.out_avals, strict=True)]
     return outs, t_outs
+
+
+def _zero_for(rule: JVPRule, aval):
+    """The zero tangent a rule receives: symbolic if it asked for symbolic zeros."""
+    zero = Zero(tangent_aval(aval))
+    return zero if rule.symbolic_zeros else _tangent_or_float0(zero, aval)
 
 
 def _traced_jvp(rule: JVPRule, arg_avals, nonzero, out_avals):
@@ -137,7 +148,7 @@ def _traced_jvp(rule: JVPRule, arg_avals, nonzero, out_avals):
     def fun(*xs):
         n = len(arg_avals)
         it = iter(xs[n:])
-        ts = [next(it) if nz else _tangent_or_float0(Zero(tangent_aval(a)), a)
+        ts = [next(it) if nz else _zero_for(rule, a)
               for a, nz in zip(arg_avals, nonzero, strict=True)]
         outs, t_outs = rule.jvp(list(xs[:n]), ts)
         return [*outs, *[instantiate(t) for t, a in zip(t_outs, out_avals, strict=True)
@@ -176,14 +187,21 @@ def _batched_jvp_rule(rule: JVPRule, size: int, n_out: int) -> JVPRule:
     def make():
         def batched_jvp(primals, tangents):
             n = len(primals)
+            # symbolic zeros stay symbolic: only the other tangents are vmapped, and the rule
+            # sees each zero with the per-example type
+            zeros = {i: Zero(t.aval.update(shape=t.aval.shape[1:]))
+                     for i, t in enumerate(tangents) if type(t) is Zero}
+            live = [t for t in tangents if type(t) is not Zero]
 
             def flat(*xs):
-                p, t = rule.jvp(list(xs[:n]), list(xs[n:]))
+                it = iter(xs[n:])
+                ts = [zeros[i] if i in zeros else next(it) for i in range(n)]
+                p, t = rule.jvp(list(xs[:n]), ts)
                 return [*p, *[instantiate(x) for x in t]]
-            outs, out_dims = vmap_flat(flat, [*primals, *tangents], [0] * (2 * n), size)
+            outs, out_dims = vmap_flat(flat, [*primals, *live], [0] * (n + len(live)), size)
             outs = [move_batch_axis(o, d, 0, size) for o, d in zip(outs, out_dims)]
             return outs[:n_out], outs[n_out:]
-        return JVPRule(batched_jvp, f"vmap({rule.name})")
+        return JVPRule(batched_jvp, f"vmap({rule.name})", symbolic_zeros=rule.symbolic_zeros)
     return cached(("custom_jvp_rule_batch", rule, size), make, lambda v: [])
 
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from yax import dtypes as _dtypes
 from yax import numpy as jnp
 from yax import tree_util
 from yax.core.trace import Tracer
+from yax.runtime.array import register_array_kind
 
 IMPL_NAME = "threefry2x32"
 
@@ -33,6 +35,9 @@ class KeyDType(prng_key):
     name = "key<fry>"
     itemsize = 8  # two uint32 words per key
     kind = "V"
+    # the category class, as jax's key dtypes: issubdtype(key.dtype, yax.dtypes.prng_key)
+    type = _dtypes.prng_key
+    extended = True  # not a NumPy dtype (yax.numpy.issubdtype asks)
 
     def __repr__(self) -> str:
         return self.name
@@ -140,6 +145,13 @@ class PRNGKeyArray:
     def T(self):  # noqa: N802
         return self.transpose()
 
+    def copy(self):
+        return PRNGKeyArray(jnp.array(self._data, copy=True))
+
+    def typeof(self) -> KeyAval:
+        """What `yax.typeof` gives for a key array (as jax's `ShapedArray(key<fry>[...])`)."""
+        return KeyAval(self.shape)
+
     def block_until_ready(self):
         if hasattr(self._data, "block_until_ready"):
             self._data.block_until_ready()
@@ -163,6 +175,32 @@ class PRNGKeyArray:
         return eq if eq is NotImplemented else ~eq
 
     __hash__ = None  # arrays are unhashable
+
+
+class KeyAval:
+    """The abstract value of a key array: its key shape and the key dtype."""
+
+    def __init__(self, shape):
+        self.shape, self.dtype = tuple(shape), KEY_DTYPE
+
+    ndim = property(lambda self: len(self.shape))
+
+    def __eq__(self, other):
+        return isinstance(other, KeyAval) and other.shape == self.shape
+
+    def __hash__(self):
+        return hash(("KeyAval", self.shape))
+
+    def str_short(self) -> str:
+        return f"{KEY_DTYPE}[{','.join(str(d) for d in self.shape)}]"
+
+    __str__ = str_short
+
+    def __repr__(self):
+        return f"ShapedArray({self.str_short()})"
+
+
+register_array_kind(PRNGKeyArray)  # isinstance(key, yax.Array), as for jax's typed keys
 
 
 def _is_tracer(x) -> bool:

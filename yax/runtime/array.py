@@ -9,6 +9,7 @@ import numpy as np
 
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
+from yax.core.trace import Tracer
 from yax.runtime import backend, transfer
 
 # jaxlib hands Python objects released on its own threads to a queue that only Python's garbage
@@ -24,7 +25,30 @@ except (ImportError, AttributeError):  # a jaxlib without it: rely on the garbag
     _drain = None
 
 
-class Array:
+class _ArrayMeta(type):
+    """`isinstance(x, Array)` is true for concrete Arrays and for every value that stands for
+    one inside a transformation (tracers, typed key arrays), as `isinstance(x, jax.Array)` is:
+    libraries test it to tell arrays from other pytree leaves, also inside `jit` and `grad`.
+    `issubclass(Tracer, Array)` stays false, and `is_concrete` asks for a real device value."""
+
+    _virtual: tuple = (Tracer,)
+
+    def __instancecheck__(cls, x) -> bool:
+        return type.__instancecheck__(cls, x) or (cls is Array and isinstance(x, cls._virtual))
+
+
+def register_array_kind(kind: type) -> None:
+    """Make `isinstance(x, Array)` true for instances of `kind` (a value that is an array for the
+    user without being a device buffer, such as a typed PRNG key array)."""
+    _ArrayMeta._virtual = (*_ArrayMeta._virtual, kind)
+
+
+def is_concrete(x) -> bool:
+    """Whether `x` is a concrete Array (a device value), not a tracer or another array kind."""
+    return type.__instancecheck__(Array, x)
+
+
+class Array(metaclass=_ArrayMeta):
     """A concrete value on a device: a runtime buffer plus its aval (shape, dtype, weak type).
 
     Arrays are immutable and support NumPy's operators and methods (installed by yax.numpy),

@@ -210,7 +210,7 @@ _cache_lock = threading.RLock()
 def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
                    cache_key=None, host_callbacks=(), name: str | None = None,
                    devices=None, mesh=None, out_shardings=None, in_shardings=None,
-                   first_argument=None) -> Executable:
+                   first_argument=None, compiler_options=None) -> Executable:
     """Compile an `ir.Module` whose entry is `main`.
 
     Args:
@@ -229,6 +229,8 @@ def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
       in_shardings: per parameter, the yax sharding asked for, or None (XLA's choice).
       first_argument: (sharding, ndim) of a committed first argument, or None: a result XLA
         places as that argument keeps its sharding (and so its spec's length).
+      compiler_options: XLA options by name (`jit(compiler_options=)`, as jax), e.g.
+        `{"xla_cpu_enable_fast_math": True}`; an unknown name is XLA's error.
     """
     if host_callbacks:  # callables are per program: never share such an executable
         cache_key = None
@@ -240,7 +242,8 @@ def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
     device = devices[0] if devices else backend.default_device(platform)
     client = backend.client(platform)
     exe = _compile_or_load(client, module, device, platform, tuple(host_callbacks), name,
-                           devices=devices, spmd=mesh is not None or _declares_mesh(module))
+                           devices=devices, spmd=mesh is not None or _declares_mesh(module),
+                           overrides=tuple(sorted((compiler_options or {}).items())))
     result = Executable(exe, in_avals, out_avals, device, platform, host_callbacks,
                         devices=devices if devices and len(devices) > 1 else None, mesh=mesh,
                         out_shardings=out_shardings, first_argument=first_argument,
@@ -263,10 +266,13 @@ def _declares_mesh(module) -> bool:
     return False
 
 
-def _compile_options(devices, spmd: bool = False):
+def _compile_options(devices, spmd: bool = False, overrides=()):
     """`spmd`: the module carries Shardy annotations (a mesh), so it goes through the SPMD
-    partitioner even on one device (which also removes Shardy's custom calls)."""
+    partitioner even on one device (which also removes Shardy's custom calls). `overrides`:
+    (name, value) XLA options (part of the compile options, so of the disk cache key)."""
     options = _xc.CompileOptions()
+    if overrides:
+        options.env_option_overrides = list(overrides)
     if devices is not None and (len(devices) > 1 or spmd):
         options.num_replicas = 1
         options.num_partitions = len(devices)
@@ -281,8 +287,8 @@ def _compile_options(devices, spmd: bool = False):
 
 
 def _compile_or_load(client, module, device, platform, host_callbacks, name, devices=None,
-                     spmd: bool = False):
-    options = _compile_options(devices or (device,), spmd)
+                     spmd: bool = False, overrides=()):
+    options = _compile_options(devices or (device,), spmd, overrides)
     devices = _xc.DeviceList(tuple(devices) if devices else (device,))
     key = None
     if not host_callbacks and compilation_cache.cache_dir() is not None:
@@ -310,6 +316,14 @@ def _compile_or_load(client, module, device, platform, host_callbacks, name, dev
         except Exception:  # serialization unsupported for this executable: just do not cache it
             pass
     return exe
+
+
+def hlo_computation(module):
+    """The XLA HLO computation of an `ir.Module` (what `Lowered.compiler_ir("hlo")` returns)."""
+    with module.context:
+        text = module.operation.get_asm(binary=True, enable_debug_info=True)
+    return _jax.mlir.mlir_module_to_xla_computation(text, use_tuple_args=False,
+                                                    return_tuple=False)
 
 
 def clear_caches() -> None:

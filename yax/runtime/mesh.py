@@ -65,7 +65,9 @@ class Mesh:
         if isinstance(axis_names, str):
             axis_names = (axis_names,)
         axis_names = tuple(axis_names)
-        if devices.ndim != len(axis_names):
+        if devices.size == 0 and not axis_names:  # the empty mesh, `Mesh((), ())` as in jax
+            devices = np.empty((0,), dtype=object)  # no axes, no devices
+        elif devices.ndim != len(axis_names):
             raise ValueError(f"Mesh: devices has {devices.ndim} dimensions {devices.shape} but "
                              f"{len(axis_names)} axis names {axis_names} were given; give one "
                              f"name per dimension")
@@ -87,7 +89,7 @@ class Mesh:
 
     @property
     def axis_sizes(self) -> tuple:
-        return tuple(self.devices.shape)
+        return tuple(self.shape.values())
 
     @property
     def shape_tuple(self) -> tuple:
@@ -141,6 +143,7 @@ class Mesh:
 
     def __str__(self):
         shape = ", ".join(f"{n!r}: {s}" for n, s in self.shape.items())
+        shape = shape or "()"
         return f"Mesh({shape}, axis_types={self.axis_types})"
 
     def __enter__(self):

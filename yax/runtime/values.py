@@ -15,7 +15,7 @@ from yax.core import dtypes
 from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
 from yax.core.trace import Tracer
 from yax.runtime import backend, transfer
-from yax.runtime.array import Array
+from yax.runtime.array import Array, is_concrete
 
 
 def aval_of(x) -> ShapedArray:
@@ -33,7 +33,7 @@ def clear_scalar_arrays() -> None:
 
 
 def to_array(x) -> Array:
-    if isinstance(x, Array):
+    if is_concrete(x):
         return x
     if type(x) is TypedScalar:
         device = backend.device_override()  # `yax.default_device` may change it
@@ -79,6 +79,9 @@ def leaf_aval(x, path: str = "") -> ShapedArray:
         return ShapedArray(np.shape(x), dtypes.canonicalize(x.dtype, warn=True))
     if hasattr(x, "__array__") and hasattr(x, "dtype") and hasattr(x, "shape"):
         return ShapedArray(x.shape, dtypes.canonicalize(x.dtype, warn=True))
+    if hasattr(x, "shape") and hasattr(x, "dtype") and hasattr(x, "weak_type"):
+        # a ShapeDtypeStruct: a type without data, for eval_shape and jit(...).lower
+        return ShapedArray(tuple(x.shape), dtypes.canonicalize(x.dtype), bool(x.weak_type))
     where = f" at {path}" if path else ""
     raise TypeError(f"argument{where} of type {type(x).__name__} is not an array; pass arrays, "
                     f"scalars or pytrees of them, or mark the argument static "

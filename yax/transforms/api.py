@@ -160,7 +160,13 @@ def default_backend() -> str:
 
 
 def eval_shape(fun, *args, **kwargs):
-    """The output avals (shape, dtype) of `fun(*args)` without running it."""
+    """The outputs of `fun(*args)` as `ShapeDtypeStruct`s (shape, dtype, weak type), without
+    running it; arguments may be arrays or `ShapeDtypeStruct`s.
+
+    Example:
+      >>> yax.eval_shape(lambda x: x * 2, yax.ShapeDtypeStruct((3,), "float32"))
+      ShapeDtypeStruct(shape=(3,), dtype=float32)
+    """
     return jit(fun).eval_shape(*args, **kwargs)
 
 

@@ -47,8 +47,9 @@ from yax.primitives.custom_derivatives import (
 )
 from yax.runtime.values import as_operand, canonical_leaf, to_array
 from yax.transforms._args import normalize_argnums
+from yax.transforms.symbolic_zeros import SymbolicZero, from_user, to_user
 
-__all__ = ["custom_jvp", "custom_vjp"]
+__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero"]
 
 _rules_ids = itertools.count()  # one per (function, rules): traces made with old rules go unused
 
@@ -230,13 +231,16 @@ class custom_jvp(_CustomFunction):
     def __init__(self, fun, nondiff_argnums=()):
         super().__init__(fun, nondiff_argnums)
         self.jvp = None
+        self.symbolic_zeros = False
 
     def defjvp(self, jvp, symbolic_zeros: bool = False):
-        """Set the rule `jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`."""
-        if symbolic_zeros:
-            raise NotImplementedError("custom_jvp.defjvp(symbolic_zeros=True) is not supported: "
-                                      "tangents of undifferentiated inputs arrive as zeros")
+        """Set the rule `jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`.
+
+        With `symbolic_zeros=True` the tangent of each input that is not differentiated
+        arrives as a `SymbolicZero` (no arithmetic; test with isinstance), and the rule may
+        return SymbolicZero for an output tangent that is zero; as in jax."""
         self.jvp = jvp
+        self.symbolic_zeros = bool(symbolic_zeros)
         self._rules_changed()
         return jvp  # so that `@f.defjvp` as a decorator keeps the rule under its name
 
@@ -261,7 +265,10 @@ class custom_jvp(_CustomFunction):
     def _differentiate_now(self, trace, args):
         """Run the user's JVP rule on (primals, tangents) one level below `trace`."""
         static, in_tree, primals, tangents = self._split_tangents(trace, args)
-        ts = [_user_tangent(t, p) for t, p in zip(tangents, primals)]
+        if self.symbolic_zeros:
+            ts = [to_user(t, _aval(p)) for t, p in zip(tangents, primals)]
+        else:
+            ts = [_user_tangent(t, p) for t, p in zip(tangents, primals)]
         with use_trace(trace.parent):
             p = tree_util.tree_unflatten(in_tree, _user_values(primals))
             t = tree_util.tree_unflatten(in_tree, ts)
@@ -273,9 +280,9 @@ class custom_jvp(_CustomFunction):
                     f"(primal_out, tangent_out), got {type(result).__name__}")
             p_leaves, out_tree = tree_util.tree_flatten(result[0])
             p_out = [as_operand(x) for x in p_leaves]
-            avals = [aval_of_value(x) if not isinstance(x, Tracer) else x.aval for x in p_out]
-            t_out = _check_outputs(result[1], out_tree, avals, self._name, "tangent output",
-                                   tangent=True)
+            avals = [_aval(x) for x in p_out]
+            t_out = _check_outputs(_zeros_from_user(result[1], out_tree, avals), out_tree,
+                                   avals, self._name, "tangent output", tangent=True)
         outs = [JVPTracer(trace, x, tx) if dtypes.is_inexact(a.dtype) else x
                 for x, tx, a in zip(p_out, t_out, avals)]
         return tree_util.tree_unflatten(out_tree, outs)
@@ -287,11 +294,13 @@ class custom_jvp(_CustomFunction):
                 f"`@{getattr(self.fun, '__name__', 'f')}.defjvp` before calling it")
 
     def _make_rule(self, static, in_tree, avals, out_tree, call_jaxpr, num_consts):
-        user_jvp, name = self.jvp, self._name
+        user_jvp, name, symbolic = self.jvp, self._name, self.symbolic_zeros
         out_avals = call_jaxpr.out_avals
 
         def jvp_flat(primals, tangents):
             p = tree_util.tree_unflatten(in_tree, _user_values(primals))
+            if symbolic:
+                tangents = [to_user(x, _aval(y)) for x, y in zip(tangents, primals)]
             t = tree_util.tree_unflatten(in_tree, _user_values(tangents))
             with errors.running_user_code():
                 result = user_jvp(*self._static_values(static), tuple(p), tuple(t))
@@ -301,10 +310,10 @@ class custom_jvp(_CustomFunction):
                     f"(primal_out, tangent_out), got {type(result).__name__}")
             p_out = _check_outputs(result[0], out_tree, out_avals, name, "primal output",
                                    tangent=False)
-            t_out = _check_outputs(result[1], out_tree, out_avals, name, "tangent output",
-                                   tangent=True)
+            t_out = _check_outputs(_zeros_from_user(result[1], out_tree, out_avals), out_tree,
+                                   out_avals, name, "tangent output", tangent=True)
             return p_out, t_out
-        return JVPRule(jvp_flat, name)
+        return JVPRule(jvp_flat, name, symbolic_zeros=symbolic)
 
 
 class custom_vjp(_CustomFunction):
@@ -425,6 +434,19 @@ class _LazyCallJaxpr:
 
     def __repr__(self):
         return f"<call of {self._custom._name}>"
+
+
+def _aval(x):
+    return x.aval if isinstance(x, Tracer) else aval_of_value(x)
+
+
+def _zeros_from_user(tangents, out_tree, out_avals):
+    """The rule's tangent output with each SymbolicZero leaf made zeros of its output's type
+    (a structure that does not match is left for the output check to report)."""
+    leaves, tree = tree_util.tree_flatten(tangents)
+    if tree != out_tree or not any(isinstance(x, SymbolicZero) for x in leaves):
+        return tangents
+    return tree_util.tree_unflatten(tree, [from_user(x, a) for x, a in zip(leaves, out_avals)])
 
 
 def _user_values(xs) -> list:

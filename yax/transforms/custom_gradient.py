@@ -7,8 +7,8 @@ from __future__ import annotations
 from yax import tree_util
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import trace_to_jaxpr
+from yax.runtime.values import aval_of
 from yax.transforms.custom_derivatives import custom_vjp
-from yax.transforms.tracing import typeof
 
 __all__ = ["custom_gradient", "closure_convert"]
 
@@ -53,7 +53,8 @@ def closure_convert(fun, *example_args):
         out_leaves, out_tree = tree_util.tree_flatten(fun(*tree_util.tree_unflatten(in_tree, xs)))
         out_tree_box.append(out_tree)
         return out_leaves
-    closed = trace_to_jaxpr(flat, [typeof(x) for x in leaves], name="closure_convert")
+    # plain avals: typeof's answer also carries a sharding
+    closed = trace_to_jaxpr(flat, [aval_of(x) for x in leaves], name="closure_convert")
     consts = list(closed.consts)
     n = len(consts)
 

@@ -21,14 +21,18 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 
 from yax import errors, tree_util
 from yax.core.ir import ClosedJaxpr
 from yax.core.trace import current_trace
 from yax.interpreters import lowering
 from yax.interpreters.eager import EVAL_TRACE
-from yax.runtime import sharding_bridge
+from yax.interpreters.staging import StagingTrace
+from yax.primitives.callbacks import ShapeDtypeStruct
+from yax.runtime import backend, executable, sharding_bridge
 from yax.runtime.array import Array
+from yax.runtime.named_sharding import SingleDeviceSharding
 from yax.runtime.sharding_bridge import sharding_of
 from yax.runtime.values import leaf_aval
 from yax.transforms import jit_cpp, jit_miss
@@ -65,28 +69,35 @@ class JitFunction:
     """The callable returned by `jit`. See `jit` for the meaning of the options."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 in_shardings=None, out_shardings=None):
+                 in_shardings=None, out_shardings=None, *, donate_argnames=(),
+                 keep_unused=False, inline=False, compiler_options=None):
         functools.update_wrapper(self, fun)
         self._in_shardings = in_shardings
         self._out_shardings = out_shardings
         self._sharded = in_shardings is not None or out_shardings is not None
         self._fun = fun
         self._static_argnums = set(normalize_argnums(static_argnums))
-        self._static_argnames = set((static_argnames,) if isinstance(static_argnames, str)
-                                    else static_argnames or ())
+        self._static_argnames = _names(static_argnames)
         self._donate_argnums = set(normalize_argnums(donate_argnums))
+        self._donate_argnames = _names(donate_argnames)
+        self._keep_unused = bool(keep_unused)  # yax keeps every parameter in the program anyway
+        self._inline = bool(inline)
+        self._compiler_options = dict(compiler_options) if compiler_options else None
         self._link_static_names_and_positions()
         options = (frozenset(self._static_argnums), frozenset(self._static_argnames),
-                   frozenset(self._donate_argnums))
+                   frozenset(self._donate_argnums), frozenset(self._donate_argnames))
         if self._sharded:
             options += (_hashable_or_id(in_shardings), _hashable_or_id(out_shardings))
+        if self._compiler_options:  # other options, other executables
+            options += (tuple(sorted(self._compiler_options.items())),)
         self._state = state_for(fun, options)
         if self._state.trace_count == 0:
             self._state.location = _source_location(fun)
         self.name = self._state.name
-        self._fast_ok = not self._static_argnums and not self._donate_argnums
+        self._fast_ok = not (self._static_argnums or self._donate_argnums
+                             or self._donate_argnames)
         # sharded programs stay on the Python path: its fast key includes argument shardings
-        self._cpp = None if self._sharded else jit_cpp.make_cpp(self)
+        self._cpp = None if self._sharded or self._donate_argnames else jit_cpp.make_cpp(self)
 
     @property
     def trace_count(self) -> int:
@@ -113,18 +124,23 @@ class JitFunction:
                                     len(positional))
             _check_argnums_in_range(self._fun, "donate_argnums", self._donate_argnums,
                                     len(positional))
-        for i in list(self._static_argnums):
-            if 0 <= i < len(positional):
-                self._static_argnames.add(positional[i])
-        for name in list(self._static_argnames):
-            if name in positional:
-                self._static_argnums.add(positional.index(name))
+        for nums, names in ((self._static_argnums, self._static_argnames),
+                            (self._donate_argnums, self._donate_argnames)):
+            for i in list(nums):
+                if 0 <= i < len(positional):
+                    names.add(positional[i])
+            for name in list(names):
+                if name in positional:
+                    nums.add(positional.index(name))
 
     # --- calling -------------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
         # the eager trace object itself, not `is_eager()`: one call frame less on the warm path
-        if current_trace() is not EVAL_TRACE:  # under a transformation: a staged `pjit`
+        trace = current_trace()
+        if trace is not EVAL_TRACE:  # under a transformation: a staged `pjit`
+            if self._inline and isinstance(trace, StagingTrace):  # inline=True: no pjit
+                return self._fun(*args, **kwargs)
             return jit_miss.call(self, args, kwargs)
         cpp = self._cpp
         if cpp is not None:  # the warm path: jaxlib checks the signature and runs the program
@@ -174,8 +190,10 @@ class JitFunction:
         return Lowered(self, entry)
 
     def eval_shape(self, *args, **kwargs):
+        """The outputs' `ShapeDtypeStruct`s (shape, dtype, weak type), as in jax."""
         entry, _, _ = jit_miss.lookup(self, args, kwargs)
-        return tree_util.tree_unflatten(entry.out_tree, list(entry.out_avals))
+        return tree_util.tree_unflatten(entry.out_tree, [
+            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in entry.out_avals])
 
     def _cache_size(self) -> int:
         return len(self._state.entries)
@@ -192,6 +210,12 @@ class JitFunction:
         return f"<jit-compiled {self.name}>"
 
 
+def _dialect(dialect: str | None) -> str:
+    if dialect in (None, "stablehlo", "hlo"):
+        return dialect or "stablehlo"
+    raise ValueError(f"unknown dialect {dialect!r}: yax lowers to 'stablehlo' (or 'hlo')")
+
+
 class Lowered:
     """A traced and lowered specialisation: StableHLO text, and `compile()`."""
 
@@ -199,8 +223,24 @@ class Lowered:
         self._owner = owner
         self._entry = entry
 
-    def as_text(self) -> str:
-        return lowering.module_text(self._entry.lower())
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        """The program as text: StableHLO (the default, `dialect="stablehlo"`) or HLO."""
+        if _dialect(dialect) == "hlo":
+            return self.compiler_ir("hlo").as_hlo_text()
+        mctx = self._entry.lower()
+        if debug_info:
+            with mctx.context:
+                return mctx.module.operation.get_asm(enable_debug_info=True)
+        return lowering.module_text(mctx)
+
+    def compiler_ir(self, dialect: str | None = None):
+        """The program as the compiler takes it, as jax's `Lowered.compiler_ir`: a
+        `jaxlib.mlir.ir.Module` in the StableHLO dialect (the default), or with
+        `dialect="hlo"` an XLA `XlaComputation` (`.as_hlo_text()`)."""
+        module = self._entry.lower().module
+        if _dialect(dialect) == "hlo":
+            return executable.hlo_computation(module)
+        return module
 
     @property
     def jaxpr(self) -> ClosedJaxpr:
@@ -273,6 +313,10 @@ class Compiled:
         return self._entry.exe.cost_analysis()
 
 
+def _names(names) -> set:
+    return set((names,) if isinstance(names, str) else names or ())
+
+
 def _hashable_or_id(x):
     try:
         hash(x)
@@ -281,8 +325,9 @@ def _hashable_or_id(x):
         return ("id", id(x))
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
-        in_shardings=None, out_shardings=None):
+def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=(),
+        static_argnames=(), donate_argnums=(), donate_argnames=(), keep_unused=False,
+        device=None, backend=None, inline=False, compiler_options=None):
     """Compile `fun` with XLA: trace once per argument signature, then reuse the executable.
 
     Args:
@@ -300,6 +345,13 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
         `in_shardings` is resharded (JAX raises in some versions; copying keeps one code
         path). Different device sets or a spec that does not divide a dimension raise
         ShardingError before XLA runs.
+      donate_argnames: donated arguments by name (linked with donate_argnums, as static ones).
+      keep_unused: accepted as in jax; yax always keeps unused parameters in the program.
+      device / backend: run on that device (or the first device of that platform); deprecated
+        in jax, which warns, and so does yax. Not together, nor with in/out_shardings.
+      inline: under another jit (or any staging), trace `fun` into the outer program instead
+        of a nested `pjit` equation.
+      compiler_options: XLA options by name, e.g. `{"xla_cpu_enable_fast_math": True}`.
 
     Returns:
       A JitFunction; call it like `fun`. `.lower(*args)` gives the StableHLO, `.trace_count`
@@ -310,13 +362,36 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
       >>> f(yax.numpy.arange(3))
       Array([1, 3, 5], dtype=int32)
     """
+    options = dict(donate_argnames=donate_argnames, keep_unused=keep_unused, inline=inline,
+                   compiler_options=compiler_options)
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,
-                                 in_shardings=in_shardings, out_shardings=out_shardings)
+                                 in_shardings=in_shardings, out_shardings=out_shardings,
+                                 device=device, backend=backend, **options)
+    if device is not None or backend is not None:
+        in_shardings = out_shardings = _device_sharding(device, backend, in_shardings,
+                                                        out_shardings)
     sharded = in_shardings is not None or out_shardings is not None
     if isinstance(fun, JitFunction) and not (static_argnums or static_argnames or donate_argnums
-                                             or sharded):
+                                             or sharded or donate_argnames or inline
+                                             or compiler_options):
         return fun
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums, in_shardings,
-                       out_shardings)
+                       out_shardings, **options)
+
+
+def _device_sharding(device, backend_name, in_shardings, out_shardings):
+    """jit(device=, backend=): the one-device sharding of every argument and output."""
+    warnings.warn("backend and device argument on jit is deprecated (as in jax): put the "
+                  "arguments on the device with yax.device_put instead", DeprecationWarning,
+                  stacklevel=3)
+    if device is not None and backend_name is not None:
+        raise ValueError(f"can't specify both a device and a backend for jit, got "
+                         f"device={device!r} and backend={backend_name!r}")
+    if in_shardings is not None or out_shardings is not None:
+        raise ValueError("jit: device/backend cannot be combined with in_shardings or "
+                         "out_shardings")
+    if device is None:
+        device = backend.devices(backend_name)[0]
+    return SingleDeviceSharding(device)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import time
 import weakref
 
 from yax import errors, tree_util
@@ -75,11 +76,17 @@ class Entry:
     def _compile(self, owner) -> None:
         n = len(self.consts)
         pl = self.placement
-        if config.log_compiles:
-            _log.warning("yax: compiling %s (%s) for arguments (%s)", owner.name, owner.where(),
+        logging_on = bool(config.log_compiles)
+        if logging_on:  # worded as jax's messages, which tools such as optax's tests look for
+            _log.warning("Compiling jit(%s) (%s) for arguments (%s)", owner.name, owner.where(),
                          ", ".join(a.str_short() for a in self.jaxpr.in_avals[n:]))
+            start = time.perf_counter()
         exe = compile_jaxpr(self.jaxpr, pl, tuple(n + i for i in self.donated), n_consts=n,
-                            name=owner.name, warn_unused_donations=True)
+                            name=owner.name, warn_unused_donations=True,
+                            compiler_options=owner._compiler_options)
+        if logging_on:
+            _log.warning("Finished XLA compilation of jit(%s) in %.6f sec", owner.name,
+                         time.perf_counter() - start)
         if pl is not None and len(pl.devices) > 1:
             self.placer = ArgumentPlacer(exe.in_shardings)
             self.const_bufs = self.placer.place_all(

@@ -132,7 +132,7 @@ def trace(fn, args, kwargs, static_pos, in_tree, avals, arg_sh=()) -> Entry:
     closed = trace_to_jaxpr(flat_fun, list(avals), name=fn.name,
                             origin=(fn._fun, in_tree, static_pos))
     converted, consts = closure_convert(closed)
-    donated = donated_leaf_indices(fn, args, static_pos)
+    donated = donated_leaf_indices(fn, args, static_pos, kwargs)
     placement = placement_for(fn, in_tree, avals, arg_sh, out_tree_box[0], converted)
     return Entry(converted, consts, out_tree_box[0], donated, placement)
 
@@ -156,8 +156,10 @@ def placement_for(fn, in_tree, avals, arg_sh, out_tree, jaxpr):
                    jaxpr.out_avals, jaxpr.jaxpr)
 
 
-def donated_leaf_indices(fn, args, static_pos) -> tuple:
-    if not fn._donate_argnums:
+def donated_leaf_indices(fn, args, static_pos, kwargs=None) -> tuple:
+    """The flat argument indices donated: leaves of donated positions, then of keyword
+    arguments named in donate_argnames (keywords flatten after positions, in sorted order)."""
+    if not fn._donate_argnums and not fn._donate_argnames:
         return ()
     nargs = len(args)
     donate = {i + nargs if i < 0 else i for i in fn._donate_argnums}
@@ -167,6 +169,11 @@ def donated_leaf_indices(fn, args, static_pos) -> tuple:
             continue
         n = len(tree_util.tree_leaves(a))
         if i in donate:
+            indices.extend(range(pos, pos + n))
+        pos += n
+    for name in sorted(k for k in (kwargs or {}) if k not in fn._static_argnames):
+        n = len(tree_util.tree_leaves(kwargs[name]))
+        if name in fn._donate_argnames:
             indices.extend(range(pos, pos + n))
         pos += n
     return tuple(indices)

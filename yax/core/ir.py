@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from yax.core import pp
 from yax.core.avals import ShapedArray
 
 
@@ -122,19 +123,31 @@ def _jaxprs_in(value):
             yield from _jaxprs_in(item)
 
 
-# --- pretty printing ---
+# --- pretty printing: jax's layout, built from yax.core.pp documents ---
+
+# printing-only differences from yax's own names and params (docs/differences.md)
+_PRINT_NAMES = {"pjit": "jit"}
+_HIDDEN_PARAMS = {"scan": ("linear",)}
+
 
 class _Namer:
+    """Names vars a, b, ..., z, ba, ... in order of first appearance, across nested jaxprs."""
+
     def __init__(self):
         self.names: dict[Var, str] = {}
+        self.count = 0
 
     def __call__(self, v) -> str:
         if isinstance(v, Literal):
             return _literal_str(v)
         name = self.names.get(v)
         if name is None:
-            name = self.names[v] = _index_to_name(len(self.names))
+            name = self.names[v] = self.fresh()
         return name
+
+    def fresh(self) -> str:
+        self.count += 1
+        return _index_to_name(self.count - 1)
 
 
 def _index_to_name(i: int) -> str:
@@ -157,31 +170,80 @@ def _literal_str(lit: Literal) -> str:
     return f"{text}:{lit.aval.str_short()}"
 
 
-def _param_str(value, indent: str) -> str:
+def _used_vars(jaxpr: Jaxpr) -> set:
+    used = {v for v in jaxpr.outvars if isinstance(v, Var)}
+    for eqn in jaxpr.eqns:
+        used.update(a for a in eqn.inputs if isinstance(a, Var))
+    return used
+
+
+def _binders(name, vs, used=None):
+    def one(v):
+        label = "_" if used is not None and v not in used else name(v)
+        return pp.Text(f"{label}:{v.aval.str_short()}")
+    return pp.Fill(tuple(one(v) for v in vs))
+
+
+def _jaxpr_doc(jaxpr: Jaxpr, name: _Namer):
+    used = _used_vars(jaxpr)
+    head = pp.concat("{ lambda ", pp.Nest(4, _binders(name, jaxpr.constvars)), "; ",
+                     pp.Nest(4, _binders(name, jaxpr.invars)), ". let")
+    eqns = [_eqn_doc(eqn, name, used) for eqn in jaxpr.eqns]
+    body = pp.Nest(4, pp.concat(pp.Brk(" "), pp.join(pp.Brk("; "), eqns)))
+    outs = ", ".join(name(v) for v in jaxpr.outvars)
+    comma = "," if len(jaxpr.outvars) == 1 else ""
+    tail = pp.Nest(2, pp.concat(pp.Brk(" "), f"in ({outs}{comma}) }}"))
+    return pp.Group(pp.concat(head, body, tail))
+
+
+def _eqn_doc(eqn: Eqn, name: _Namer, used: set):
+    outs = _binders(name, eqn.outvars, used)
+    prim = eqn.primitive.name
+    hidden = _HIDDEN_PARAMS.get(prim, ())
+    keys = sorted((k for k in eqn.params if k not in hidden), key=lambda k: (k != "name", k))
+    if prim == "pjit" and "jaxpr" in eqn.params:
+        _alias_call_binders(eqn, name)
+    params = [pp.concat(f"{k}=", _param_doc(eqn.params[k], name)) for k in keys]
+    args = " ".join(name(a) for a in eqn.inputs)
+    parts = [outs, f" = {_PRINT_NAMES.get(prim, prim)}"]
+    if params:
+        parts.append(_bracketed("[", params, "]"))
+    if args:
+        parts.append(" " + args)
+    return pp.concat(*parts)
+
+
+def _alias_call_binders(eqn: Eqn, name: _Namer):
+    """As jax: a jit body's binders take the names of the call's own arguments and results."""
+    inner = eqn.params["jaxpr"]
+    inner = inner.jaxpr if isinstance(inner, ClosedJaxpr) else inner
+    for outer, var in itertools.chain(zip(eqn.inputs, inner.invars),
+                                      zip(eqn.outvars, inner.outvars)):
+        if isinstance(outer, Var) and isinstance(var, Var) and var not in name.names:
+            name.names[var] = name(outer)
+
+
+def _bracketed(open_, items, close):
+    inner = pp.Nest(2, pp.concat(pp.Brk(""), pp.join(pp.Brk(" "), items)))
+    return pp.Group(pp.concat(open_, inner, pp.Brk(""), close))
+
+
+def _param_doc(value, name: _Namer):
     if isinstance(value, ClosedJaxpr):
-        inner = pretty_print(value.jaxpr, indent + "    ")
-        return "\n" + indent + "    " + inner
+        return _jaxpr_doc(value.jaxpr, name)
     if isinstance(value, Jaxpr):
-        return "\n" + indent + "    " + pretty_print(value, indent + "    ")
+        return _jaxpr_doc(value, name)
+    if isinstance(value, tuple) and value and all(
+            isinstance(v, (ClosedJaxpr, Jaxpr)) for v in value):
+        return _bracketed("(", [_param_doc(v, name) for v in value], ")")
     if isinstance(value, np.dtype):
-        return value.name
-    if isinstance(value, tuple) and value and all(isinstance(v, ClosedJaxpr) for v in value):
-        return "(" + ", ".join(_param_str(v, indent) for v in value) + ")"
-    return str(value)
+        return pp.Text(value.name)
+    if callable(value) and hasattr(value, "__name__") and not isinstance(value, type):
+        return pp.Text(value.__name__)
+    return pp.Text(str(value))
 
 
 def pretty_print(jaxpr: Jaxpr, indent: str = "") -> str:
-    name = _Namer()
-    binders = lambda vs: " ".join(f"{name(v)}:{v.aval.str_short()}" for v in vs)
-    head = f"{{ lambda {binders(jaxpr.constvars)}; {binders(jaxpr.invars)}. let"
-    lines = [head]
-    for eqn in jaxpr.eqns:
-        outs = binders(eqn.outvars)
-        params = ", ".join(f"{k}={_param_str(v, indent + '    ')}"
-                           for k, v in eqn.params.items())
-        params = f"[{params}]" if params else ""
-        args = " ".join(name(a) for a in eqn.inputs)
-        lines.append(f"{indent}    {outs} = {eqn.primitive.name}{params} {args}".rstrip())
-    outs = ", ".join(name(v) for v in jaxpr.outvars)
-    lines.append(f"{indent}  in ({outs}{',' if len(jaxpr.outvars) == 1 else ''}) }}")
-    return "\n".join(lines)
+    """The jaxpr as jax prints it: on one line when it fits in 80 columns, otherwise one
+    equation a line, params and nested jaxprs broken over lines as jax breaks them."""
+    return pp.render(pp.Nest(len(indent), _jaxpr_doc(jaxpr, _Namer())))

@@ -56,6 +56,20 @@ def _twelve(L):
     return f
 
 
+def _two_jits(L):
+    def g(x):
+        y = L.jnp.sin(x) * 2.0
+        w = L.jnp.cos(y) + y
+        return L.ad.jit(lambda a: a * 2.0)(w), L.ad.jit(lambda a, b: a * b + 1.0)(w, y)
+    return g
+
+
+def _jit_in_scan(L):
+    def body(c, y):
+        return L.ad.jit(lambda a: a * c)(y), c
+    return lambda x: L.lax.scan(body, x, L.jnp.ones(3))
+
+
 _scalar = lambda: (np.float32(2.0),)
 
 CASES = [
@@ -78,6 +92,14 @@ CASES = [
     Case("int_literal", lambda L: lambda x: x + 1, lambda: (np.arange(3, dtype=np.int32),)),
     Case("unused_outputs", lambda L: lambda x: L.jnp.split(x, 3)[0]),
     Case("reduce", lambda L: lambda x: L.jnp.sum(x, axis=0), lambda: (np.ones((2, 3), np.float32),)),
+    Case("three_sins", lambda L: lambda x: L.jnp.sin(L.jnp.sin(L.jnp.sin(x))), _scalar),
+    Case("consts", lambda L: lambda x: x + np.arange(3.0, dtype=np.float32)),
+    Case("two_jits", _two_jits, _scalar),
+    Case("jit_in_scan", _jit_in_scan, _scalar),
+    Case("cond_identity_branch", lambda L: lambda x: L.lax.cond(x > 0, lambda x: x,
+                                                                lambda x: -x, x), _scalar),
+    Case("many_outputs", lambda L: lambda x: tuple(x * i for i in range(12)), _scalar),
+    Case("vmap_of_grad", lambda L: L.ad.vmap(L.ad.grad(lambda x: L.jnp.sin(x) * 3.0))),
     Case("weak_scalar", lambda L: lambda x: x * 2.0, lambda: (2.0,)),
 ]
 
@@ -116,6 +138,15 @@ TRACER_CASES = {
     "jit_of_grad": lambda L, f: L.ad.jit(L.ad.grad(f))(np.float32(2.0)),
     "vmap_of_grad": lambda L, f: L.ad.vmap(L.ad.grad(f))(np.ones(3, np.float32)),
     "grad_of_grad": lambda L, f: L.ad.grad(L.ad.grad(f))(np.float32(2.0)),
+    "grad_of_array": lambda L, f: L.ad.grad(lambda x: f(x).sum())(np.ones(3, np.float32)),
+    "grad_weak": lambda L, f: L.ad.grad(f)(1.0),
+    "jvp_of_array": lambda L, f: L.ad.jvp(f, (np.ones(3, np.float32),), (np.ones(3, np.float32),)),
+    "jit_of_jvp": lambda L, f: L.ad.jit(lambda x: L.ad.jvp(f, (x,), (x,)))(1.0),
+    "jit_of_vmap": lambda L, f: L.ad.jit(L.ad.vmap(f))(np.ones(3, np.float32)),
+    "vmap_of_vmap": lambda L, f: L.ad.vmap(L.ad.vmap(f))(np.ones((2, 3), np.float32)),
+    "vmap_axis_1": lambda L, f: L.ad.vmap(f, in_axes=1)(np.ones((2, 3), np.float32)),
+    "jit_bfloat16": lambda L, f: L.ad.jit(f)(L.jnp.ones(2, L.jnp.bfloat16)),
+    "jit_bool": lambda L, f: L.ad.jit(f)(True),
 }
 TRACER_XFAIL: dict[str, str] = {}
 

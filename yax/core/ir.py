@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from yax.core import pp
+from yax.core import param_display, pp
 from yax.core.avals import ShapedArray
 
 
@@ -125,11 +125,6 @@ def _jaxprs_in(value):
 
 # --- pretty printing: jax's layout, built from yax.core.pp documents ---
 
-# printing-only differences from yax's own names and params (docs/differences.md)
-_PRINT_NAMES = {"pjit": "jit"}
-_HIDDEN_PARAMS = {"scan": ("linear",)}
-
-
 class _Namer:
     """Names vars a, b, ..., z, ba, ... in order of first appearance, across nested jaxprs."""
 
@@ -199,17 +194,15 @@ def _jaxpr_doc(jaxpr: Jaxpr, name: _Namer):
 def _eqn_doc(eqn: Eqn, name: _Namer, used: set):
     outs = _binders(name, eqn.outvars, used)
     prim = eqn.primitive.name
-    hidden = _HIDDEN_PARAMS.get(prim, ())
-    keys = sorted((k for k in eqn.params if k not in hidden), key=lambda k: (k != "name", k))
+    shown = param_display.shown_params(prim, eqn.params, [v.aval for v in eqn.outvars])
     if prim == "pjit" and "jaxpr" in eqn.params:
         _alias_call_binders(eqn, name)
-    params = [pp.concat(f"{k}=", _param_doc(eqn.params[k], name)) for k in keys]
-    args = " ".join(name(a) for a in eqn.inputs)
-    parts = [outs, f" = {_PRINT_NAMES.get(prim, prim)}"]
+    params = [pp.concat(f"{k}=", _param_doc(v, name)) for k, v in shown]
+    parts = [outs, f" = {param_display.print_name(prim)}"]
     if params:
         parts.append(_bracketed("[", params, "]"))
-    if args:
-        parts.append(" " + args)
+    # as jax: the space before the arguments stays even when there are none
+    parts.append(" " + " ".join(name(a) for a in eqn.inputs))
     return pp.concat(*parts)
 
 

@@ -71,35 +71,46 @@ def _jit_in_scan(L):
 
 
 _scalar = lambda: (np.float32(2.0),)
+_DCE = ("yax drops the primal work a gradient does not need before printing (dead-code el"
+        "imination); jax keeps it, with `_` binders")
+_CUSTOM = ("yax's custom_jvp_call/custom_vjp_call params are (call_jaxpr, num_consts, rule); "
+           "jax shows (name, call_jaxpr, jvp or fwd/bwd, symbolic_zeros)")
 
 CASES = [
     Case("elementwise", lambda L: lambda x: L.jnp.sin(x) * 2.0),
     Case("two_outputs", lambda L: lambda x: (L.jnp.sin(x), L.jnp.cos(x) + x)),
-    Case("grad", lambda L: L.ad.grad(lambda x: L.jnp.sum(L.jnp.sin(x)))),
-    Case("grad_scalar", lambda L: L.ad.grad(lambda x: L.jnp.sin(x) * x), _scalar),
+    Case("grad", lambda L: L.ad.grad(lambda x: L.jnp.sum(L.jnp.sin(x))), xfail=_DCE),
+    Case("grad_scalar", lambda L: L.ad.grad(lambda x: L.jnp.sin(x) * x), _scalar, _DCE),
     Case("vmap", lambda L: L.ad.vmap(lambda x: L.jnp.sin(x) + 1.0)),
     Case("jvp", lambda L: lambda x: L.ad.jvp(L.jnp.sin, (x,), (x,))),
-    Case("scan", lambda L: lambda x: L.lax.scan(lambda c, y: (c + y, c * y), 0.0, x)),
+    Case("scan", lambda L: lambda x: L.lax.scan(lambda c, y: (c + y, c * y), 0.0, x),
+         xfail="jax converts the weak-typed carry inside the body (convert_element_type); "
+               "yax strengthens the carry before tracing the body"),
     Case("cond", lambda L: lambda x: L.lax.cond(x[0] > 0, L.jnp.sin, L.jnp.cos, x)),
     Case("while", lambda L: lambda x: L.lax.while_loop(lambda c: c[0] < 10,
                                                        lambda c: c + 1.0, x)),
-    Case("fori", lambda L: lambda x: L.lax.fori_loop(0, 3, lambda i, c: c * 2.0, x)),
-    Case("custom_jvp", _custom_jvp),
-    Case("custom_vjp", _custom_vjp),
+    Case("fori", lambda L: lambda x: L.lax.fori_loop(0, 3, lambda i, c: c * 2.0, x),
+         xfail="yax's fori_loop passes its start as a const and converts it; jax writes 0:i32[]"),
+    Case("custom_jvp", _custom_jvp, xfail=_CUSTOM),
+    Case("custom_vjp", _custom_vjp, xfail=_CUSTOM),
     Case("jit_in_jit", lambda L: lambda x: L.ad.jit(lambda y: y * 2.0)(x) + 1.0),
     Case("long_binders", _twelve, lambda: (np.float32(2.0),) * 12),
     Case("literals", lambda L: lambda x: x * 3 + 2.5 - True),
     Case("int_literal", lambda L: lambda x: x + 1, lambda: (np.arange(3, dtype=np.int32),)),
-    Case("unused_outputs", lambda L: lambda x: L.jnp.split(x, 3)[0]),
-    Case("reduce", lambda L: lambda x: L.jnp.sum(x, axis=0), lambda: (np.ones((2, 3), np.float32),)),
+    Case("unused_outputs", lambda L: lambda x: L.jnp.split(x, 3)[0],
+         xfail="yax has no split primitive: jnp.split slices, so there are no unused outputs"),
+    Case("reduce", lambda L: lambda x: L.jnp.sum(x, axis=0),
+         lambda: (np.ones((2, 3), np.float32),)),
     Case("three_sins", lambda L: lambda x: L.jnp.sin(L.jnp.sin(L.jnp.sin(x))), _scalar),
     Case("consts", lambda L: lambda x: x + np.arange(3.0, dtype=np.float32)),
     Case("two_jits", _two_jits, _scalar),
-    Case("jit_in_scan", _jit_in_scan, _scalar),
+    Case("jit_in_scan", _jit_in_scan, _scalar,
+         xfail="yax folds jnp.ones(3) into a constant; jax stages broadcast_in_dim"),
     Case("cond_identity_branch", lambda L: lambda x: L.lax.cond(x > 0, lambda x: x,
                                                                 lambda x: -x, x), _scalar),
     Case("many_outputs", lambda L: lambda x: tuple(x * i for i in range(12)), _scalar),
-    Case("vmap_of_grad", lambda L: L.ad.vmap(L.ad.grad(lambda x: L.jnp.sin(x) * 3.0))),
+    Case("vmap_of_grad", lambda L: L.ad.vmap(L.ad.grad(lambda x: L.jnp.sin(x) * 3.0)),
+         xfail=_DCE),
     Case("weak_scalar", lambda L: lambda x: x * 2.0, lambda: (2.0,)),
 ]
 

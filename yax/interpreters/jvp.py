@@ -38,7 +38,8 @@ class JVPTracer(Tracer):
         # as jax: under linearize/grad (the tangent is being partially evaluated) the tracer
         # shows its tangent's type, under jvp the tangent itself
         if getattr(getattr(self.tangent, "_trace", None), "linearizes", False):
-            return f"GradTracer(primal={self.primal}, typeof(tangent)={self.tangent.aval.str_short()})"
+            tangent_type = self.tangent.aval.str_short()
+            return f"GradTracer(primal={self.primal}, typeof(tangent)={tangent_type})"
         return f"JVPTracer(primal={self.primal}, tangent={self.tangent})"
 
 

@@ -71,6 +71,7 @@ def _jit_in_scan(L):
 
 
 _scalar = lambda: (np.float32(2.0),)
+_matrix = lambda: (np.arange(6, dtype=np.float32).reshape(2, 3),)
 _DCE = ("yax drops the primal work a gradient does not need before printing (dead-code el"
         "imination); jax keeps it, with `_` binders")
 _CUSTOM = ("yax's custom_jvp_call/custom_vjp_call params are (call_jaxpr, num_consts, rule); "
@@ -111,6 +112,26 @@ CASES = [
     Case("many_outputs", lambda L: lambda x: tuple(x * i for i in range(12)), _scalar),
     Case("vmap_of_grad", lambda L: L.ad.vmap(L.ad.grad(lambda x: L.jnp.sin(x) * 3.0)),
          xfail=_DCE),
+    Case("sum_all", lambda L: L.jnp.sum, _matrix),
+    Case("max_axis", lambda L: lambda x: L.jnp.max(x, axis=1), _matrix),
+    Case("argmax", lambda L: lambda x: L.jnp.argmax(x, axis=1), _matrix),
+    Case("broadcast", lambda L: lambda x: L.jnp.broadcast_to(x[0], (4, 3)), _matrix),
+    Case("reshape", lambda L: lambda x: L.jnp.reshape(x, (3, 2)), _matrix),
+    Case("transpose", lambda L: lambda x: x.T, _matrix),
+    Case("dot", lambda L: lambda x: L.jnp.dot(x, x.T), _matrix),
+    Case("matmul", lambda L: lambda x: x @ x.T, _matrix),
+    Case("astype", lambda L: lambda x: x.astype(L.jnp.int32), _matrix),
+    Case("concatenate", lambda L: lambda x: L.jnp.concatenate([x, x]), _matrix),
+    Case("index", lambda L: lambda x: x[1], _matrix),
+    Case("mean", lambda L: L.jnp.mean, _matrix),
+    Case("zeros_like", lambda L: L.jnp.zeros_like, _matrix),
+    Case("maximum", lambda L: lambda x: L.jnp.maximum(x, 0.0), _matrix),
+    Case("where", lambda L: lambda x: L.jnp.where(x > 0, x, 0.0), _matrix,
+         "jax's jnp.where is a jit call (_where) with a broadcast; yax binds select_n directly"),
+    Case("cumsum", lambda L: lambda x: L.jnp.cumsum(x, axis=0), _matrix,
+         "jax's jnp.cumsum is a jit call around cumsum; yax binds cumsum directly"),
+    Case("new_axis", lambda L: lambda x: x[:, None], _matrix,
+         "jax inserts an axis with broadcast_in_dim, yax with reshape"),
     Case("weak_scalar", lambda L: lambda x: x * 2.0, lambda: (2.0,)),
 ]
 

@@ -146,12 +146,12 @@ class _Namer:
 
 
 def _index_to_name(i: int) -> str:
+    """jax's var names: `i` written in base 26 with digits a-z (..., z, ba, bb, ...)."""
     letters = "abcdefghijklmnopqrstuvwxyz"
-    name = ""
-    i += 1
-    while i:
-        i, r = divmod(i - 1, 26)
-        name = letters[r] + name
+    name = letters[i % 26]
+    while i >= 26:
+        i //= 26
+        name = letters[i % 26] + name
     return name
 
 
@@ -192,7 +192,7 @@ def _jaxpr_doc(jaxpr: Jaxpr, name: _Namer):
 
 
 def _eqn_doc(eqn: Eqn, name: _Namer, used: set):
-    outs = _binders(name, eqn.outvars, used)
+    outs = pp.Nest(2, _binders(name, eqn.outvars, used))  # as jax: wrapped results indent 2
     prim = eqn.primitive.name
     shown = param_display.shown_params(prim, eqn.params, [v.aval for v in eqn.outvars])
     if prim == "pjit" and "jaxpr" in eqn.params:

@@ -70,6 +70,26 @@ def _jit_in_scan(L):
     return lambda x: L.lax.scan(body, x, L.jnp.ones(3))
 
 
+def _doubling(count):
+    """A body of `count` equations: past ten, jax prints it once above as `let jaxpr = ...`."""
+    def f(c):
+        for _ in range(count):
+            c = c * 2.0
+        return c
+    return f
+
+
+def _wide_scan(L):
+    return lambda *xs: L.lax.scan(lambda c, _: (tuple(x * 2.0 for x in c), c[0]), xs, None,
+                                  length=2)
+
+
+def _hoisted_mix(L):
+    big = _doubling(11)
+    return lambda x: (L.lax.scan(lambda c, _: (big(c), None), x, None, length=2)[0],
+                      L.lax.cond(x > 0, big, lambda x: x, x))
+
+
 _scalar = lambda: (np.float32(2.0),)
 _matrix = lambda: (np.arange(6, dtype=np.float32).reshape(2, 3),)
 _DCE = ("yax drops the primal work a gradient does not need before printing (dead-code el"
@@ -132,6 +152,15 @@ CASES = [
          "jax's jnp.cumsum is a jit call around cumsum; yax binds cumsum directly"),
     Case("new_axis", lambda L: lambda x: x[:, None], _matrix,
          "jax inserts an axis with broadcast_in_dim, yax with reshape"),
+    Case("ten_equation_body", lambda L: lambda x: L.lax.scan(
+        lambda c, _: (_doubling(10)(c), None), x, None, length=2)[0], _scalar),
+    Case("hoisted_while", lambda L: lambda x: L.lax.while_loop(
+        lambda c: _doubling(11)(c) < 3.0, _doubling(11), x), _scalar),
+    Case("hoisted_scan_and_branch", _hoisted_mix, _scalar),
+    Case("hoisted_inside_jit", lambda L: lambda x: L.ad.jit(lambda y: L.lax.scan(
+        lambda c, _: (_doubling(11)(c), None), y, None, length=2)[0])(x), _scalar),
+    Case("wide_scan", _wide_scan, lambda: (np.ones(7, np.float32),) * 27),
+    Case("wide_scan_matrices", _wide_scan, lambda: (np.ones((100, 100), np.float32),) * 9),
     Case("weak_scalar", lambda L: lambda x: x * 2.0, lambda: (2.0,)),
 ]
 

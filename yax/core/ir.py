@@ -131,6 +131,7 @@ class _Namer:
     def __init__(self):
         self.names: dict[Var, str] = {}
         self.count = 0
+        self.hoisted: dict[int, tuple[str, Jaxpr]] = {}  # id(jaxpr) -> (its let-name, jaxpr)
 
     def __call__(self, v) -> str:
         if isinstance(v, Literal):
@@ -185,9 +186,13 @@ def _jaxpr_doc(jaxpr: Jaxpr, name: _Namer):
                      pp.Nest(4, _binders(name, jaxpr.invars)), ". let")
     eqns = [_eqn_doc(eqn, name, used) for eqn in jaxpr.eqns]
     body = pp.Nest(4, pp.concat(pp.Brk(" "), pp.join(pp.Brk("; "), eqns)))
-    outs = ", ".join(name(v) for v in jaxpr.outvars)
-    comma = "," if len(jaxpr.outvars) == 1 else ""
-    tail = pp.Nest(2, pp.concat(pp.Brk(" "), f"in ({outs}{comma}) }}"))
+    outs = [name(v) for v in jaxpr.outvars]
+    # each result carries its comma, so a long tuple wraps after one, as jax's does
+    items = [pp.Text(f"{o},") for o in outs[:-1]] + [pp.Text(o) for o in outs[-1:]]
+    if len(outs) == 1:
+        items = [pp.Text(f"{outs[0]},")]
+    results = pp.Nest(2, pp.Fill(tuple(items)))
+    tail = pp.Nest(2, pp.concat(pp.Brk(" "), "in (", results, ") }"))
     return pp.Group(pp.concat(head, body, tail))
 
 
@@ -202,7 +207,8 @@ def _eqn_doc(eqn: Eqn, name: _Namer, used: set):
     if params:
         parts.append(_bracketed("[", params, "]"))
     # as jax: the space before the arguments stays even when there are none
-    parts.append(" " + " ".join(name(a) for a in eqn.inputs))
+    parts.append(" ")
+    parts.append(pp.Nest(2, pp.Fill(tuple(pp.Text(name(a)) for a in eqn.inputs))))
     return pp.concat(*parts)
 
 
@@ -222,6 +228,9 @@ def _bracketed(open_, items, close):
 
 
 def _param_doc(value, name: _Namer):
+    inner = value.jaxpr if isinstance(value, ClosedJaxpr) else value
+    if isinstance(inner, Jaxpr) and id(inner) in name.hoisted:
+        return pp.Text(name.hoisted[id(inner)][0])
     if isinstance(value, ClosedJaxpr):
         return _jaxpr_doc(value.jaxpr, name)
     if isinstance(value, Jaxpr):
@@ -236,7 +245,45 @@ def _param_doc(value, name: _Namer):
     return pp.Text(str(value))
 
 
+# as jax: a sub-jaxpr of more equations than this is printed once, above, as `let name = ... in`
+_HOIST_EQNS = 10
+
+
+def _collect_hoisted(jaxpr: Jaxpr, name: _Namer, walked: set):
+    """The big sub-jaxprs, innermost first, each once however often it is used."""
+    for eqn in jaxpr.eqns:
+        for sub in subjaxprs(eqn):
+            inner = sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub
+            if id(inner) in walked:
+                continue
+            walked.add(id(inner))
+            _collect_hoisted(inner, name, walked)
+            if len(inner.eqns) > _HOIST_EQNS:
+                name.hoisted[id(inner)] = (_hoist_label(eqn, name), inner)
+
+
+def _hoist_label(eqn: Eqn, name: _Namer) -> str:
+    """jax's label: a jit body is named after its function, any other sub-jaxpr `jaxpr`; a
+    repeated label gets a counter (jaxpr, jaxpr1, ...)."""
+    base = "jaxpr"
+    if eqn.primitive.name == "pjit":
+        base = "".join(c for c in str(eqn.params.get("name", "")) if c.isalnum() or c == "_")
+        base = base or "jaxpr"
+    taken = {label for label, _ in name.hoisted.values()}
+    label, k = base, 0
+    while label in taken:
+        k += 1
+        label = f"{base}{k}"
+    return label
+
+
 def pretty_print(jaxpr: Jaxpr, indent: str = "") -> str:
     """The jaxpr as jax prints it: on one line when it fits in 80 columns, otherwise one
-    equation a line, params and nested jaxprs broken over lines as jax breaks them."""
-    return pp.render(pp.Nest(len(indent), _jaxpr_doc(jaxpr, _Namer())))
+    equation a line, params and nested jaxprs broken over lines as jax breaks them, and big
+    sub-jaxprs printed once above the program that uses them."""
+    name = _Namer()
+    _collect_hoisted(jaxpr, name, set())
+    parts = [pp.render(pp.concat(f"let {label} = ", _jaxpr_doc(inner, name), " in"))
+             for label, inner in list(name.hoisted.values())]
+    parts.append(pp.render(pp.Nest(len(indent), _jaxpr_doc(jaxpr, name))))
+    return "\n".join(parts)

@@ -178,11 +178,11 @@ def test_jaxpr_prints_like_jax(case):
 
 
 def _seen_by(L, transform):
-    """The repr of the tracer `print` sees inside `transform` of the identity."""
+    """What `print` and `repr` show of the tracer inside `transform` of the identity."""
     seen = []
 
     def f(x):
-        seen.append(repr(x))
+        seen.append((str(x), repr(x)))
         return x
     transform(L, f)
     return seen

@@ -161,6 +161,22 @@ CASES = [
         lambda c, _: (_doubling(11)(c), None), y, None, length=2)[0])(x), _scalar),
     Case("wide_scan", _wide_scan, lambda: (np.ones(7, np.float32),) * 27),
     Case("wide_scan_matrices", _wide_scan, lambda: (np.ones((100, 100), np.float32),) * 9),
+    Case("jit_with_python_scalar", lambda L: lambda x: L.ad.jit(lambda a, b: a * b)(x, 2.0),
+         _scalar),
+    Case("grad_weak_input", lambda L: L.ad.grad(lambda x: x * x), lambda: (1.0,),
+         "yax's grad of a weak-typed input ends with convert_element_type to the weak type, and "
+         "drops the unused primal (jax: `_:f32[] = mul a a`)"),
+    Case("linearize", lambda L: lambda x: L.ad.linearize(L.jnp.sin, x)[1](x), _scalar, _DCE),
+    Case("jvp_of_scan", lambda L: lambda x: L.ad.jvp(lambda y: L.lax.scan(
+        lambda c, z: (c * z, c), y, L.jnp.ones(3))[0], (x,), (x,)), _scalar,
+         "yax folds jnp.ones(3) into a constant; jax stages broadcast_in_dim"),
+    Case("vmap_of_cond", lambda L: L.ad.vmap(lambda x: L.lax.cond(x > 0, L.jnp.sin, L.jnp.cos,
+                                                                  x)),
+         xfail="a batched predicate: yax selects between both branches' results, jax also "
+               "selects each branch's operand under stop_gradient"),
+    Case("checkpoint_grad", lambda L: L.ad.grad(L.ad.checkpoint(
+        lambda x: L.jnp.sin(L.jnp.sin(x)))), _scalar,
+         "jax's checkpoint is remat2 with a `differentiated` param and keeps the primal"),
     Case("weak_scalar", lambda L: lambda x: x * 2.0, lambda: (2.0,)),
 ]
 

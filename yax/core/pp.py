@@ -53,16 +53,22 @@ def join(sep, docs) -> Concat:
     return concat(*out)
 
 
-def flat_width(doc) -> int:
+def flat_width(doc, limit: int = 1 << 62) -> int:
+    """The width of `doc` printed flat; counting stops once it passes `limit`, so asking
+    whether a big group fits on a line costs a line's worth of work, not the group's."""
     if isinstance(doc, Text):
         return len(doc.text)
     if isinstance(doc, Brk):
         return len(doc.flat)
     if isinstance(doc, (Nest, Group)):
-        return flat_width(doc.doc)
-    if isinstance(doc, Fill):
-        return sum(map(flat_width, doc.items)) + len(doc.sep) * max(len(doc.items) - 1, 0)
-    return sum(map(flat_width, doc.docs))
+        return flat_width(doc.doc, limit)
+    parts, sep = (doc.items, len(doc.sep)) if isinstance(doc, Fill) else (doc.docs, 0)
+    total = -sep if parts else 0
+    for part in parts:
+        total += sep + flat_width(part, limit - total)
+        if total > limit:
+            break
+    return total
 
 
 def render(doc, width: int = WIDTH) -> str:
@@ -91,7 +97,8 @@ class _Layout:
         elif isinstance(doc, Nest):
             self.emit(doc.doc, indent + doc.indent, flat)
         elif isinstance(doc, Group):
-            fits = flat or self.col + flat_width(doc.doc) <= self.width
+            room = self.width - self.col
+            fits = flat or flat_width(doc.doc, room) <= room
             self.emit(doc.doc, indent, fits)
         elif isinstance(doc, Fill):
             self.emit_fill(doc, indent, flat)

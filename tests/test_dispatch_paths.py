@@ -84,7 +84,7 @@ def test_calls_under_transformations_are_staged():
     f = yax.jit(lambda a: ynp.sin(a) * 2.0)
     f(w)  # warm the cache with concrete Arrays
     jaxpr = yax.make_jaxpr(lambda x: f(w) * x)(arr([3.0, 4.0]))
-    assert "pjit" in str(jaxpr)  # not folded into a constant by the warm path
+    assert "= jit[" in str(jaxpr)  # not folded into a constant by the warm path
     g = yax.grad(lambda x: ynp.sum(f(x) * f(w)))(w)
     np.testing.assert_allclose(g, np.cos([1.0, 2.0]) * 2 * np.sin([1.0, 2.0]) * 2, rtol=1e-6)
     np.testing.assert_allclose(yax.vmap(f)(arr([[0.0], [1.0]])), np.sin([[0.0], [1.0]]) * 2,

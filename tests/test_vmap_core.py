@@ -59,7 +59,7 @@ def test_vmap_of_jit_and_jit_of_vmap():
     np.testing.assert_allclose(yax.vmap(f, in_axes=(0, None))(xs, 2.0), want, rtol=1e-6)
     g = yax.jit(yax.vmap(lambda a: jnp.sin(a) * 2.0))
     np.testing.assert_allclose(g(xs), want, rtol=1e-6)
-    assert "pjit" in str(yax.make_jaxpr(yax.vmap(f, in_axes=(0, None)))(xs, 2.0))
+    assert "= jit[" in str(yax.make_jaxpr(yax.vmap(f, in_axes=(0, None)))(xs, 2.0))
 
 
 def test_per_example_grads_and_grad_of_vmap(x64):

@@ -54,6 +54,11 @@ class ShapedArray:
         dims = ",".join(str(d) for d in self.shape)
         return f"{short_dtype_name(self.dtype)}[{dims}]"
 
+    def str_long(self) -> str:
+        """As jax names a tracer's type: the full dtype name, `~` marking a weak type."""
+        dims = ",".join(str(d) for d in self.shape)
+        return f"{'~' if self.weak_type else ''}{np.dtype(self.dtype).name}[{dims}]"
+
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"

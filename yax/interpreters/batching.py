@@ -33,6 +33,10 @@ class BatchTracer(Tracer):
         shape = aval.shape[:self.bdim] + aval.shape[self.bdim + 1:]
         return aval.update(shape=shape)
 
+    def __repr__(self):
+        batched = aval_of_value(self.val).str_long()
+        return f"VmapTracer(aval={self.aval.str_long()}, batched={batched})"
+
 
 class BatchTrace(Trace):
     name = "vmap (batching)"

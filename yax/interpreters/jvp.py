@@ -34,6 +34,14 @@ class JVPTracer(Tracer):
         p = self.primal
         return p.to_concrete_or_none() if isinstance(p, Tracer) else p
 
+    def __repr__(self):
+        # as jax: under linearize/grad (the tangent is being partially evaluated) the tracer
+        # shows its tangent's type, under jvp the tangent itself
+        if getattr(getattr(self.tangent, "_trace", None), "linearizes", False):
+            tangent_type = self.tangent.aval.str_short()
+            return f"GradTracer(primal={self.primal}, typeof(tangent)={tangent_type})"
+        return f"JVPTracer(primal={self.primal}, tangent={self.tangent})"
+
 
 
 

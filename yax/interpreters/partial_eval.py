@@ -21,6 +21,7 @@ from yax.runtime.values import aval_of
 
 class PartialEvalTrace(StagingTrace):
     name = "partial evaluation (linearize/grad)"
+    linearizes = True  # a JVP tracer whose tangent lives here prints as jax's GradTracer
     passes_custom_calls = True
 
     def is_unknown(self, x) -> bool:

@@ -40,6 +40,9 @@ class StagingTracer(Tracer):
     def source(self):
         return self._source
 
+    def __repr__(self):
+        return f"JitTracer({self.aval.str_long()})"  # as jax names a staged value
+
 
 class ScopedSourceInfo(SourceInfo):
     """A source location inside `named_scope`s: `scope` is the joined name ("outer/inner")."""

@@ -51,6 +51,10 @@ class TapeTracer(StagingTracer):
             self._trace.evaluate()
         return self.value
 
+    def __repr__(self):  # as jax shows a value being differentiated in reverse mode
+        tangent = tangent_aval(self.aval).str_short()
+        return f"GradTracer(primal={self.to_concrete_or_none()}, typeof(tangent)={tangent})"
+
 
 class TapeTrace(StagingTrace):
     """Records primitives applied to its tracers; values are computed on demand."""

@@ -24,11 +24,12 @@ from benchmarks import (  # noqa: E402
     bench_eager,
     bench_memory,
     bench_sharding,
+    bench_sparse,
 )
 from benchmarks.common import print_table  # noqa: E402
 
 TIMING_MODULES = (bench_dispatch, bench_eager, bench_autodiff, bench_control_flow, bench_debug,
-                  bench_sharding)
+                  bench_sharding, bench_sparse)
 
 
 def _environment() -> dict:

@@ -116,6 +116,13 @@ def pytest_runtest_logreport(report):
 def pytest_terminal_summary(terminalreporter):
     if not _file_seconds:
         return
+    if "tests/test_primitive_second_order.py" in _file_seconds:
+        # the coverage of the per-primitive second-order table, also under xdist (whose
+        # controller never imported the test module)
+        from tests.test_primitive_second_order import coverage
+        covered, total, missing = coverage()
+        terminalreporter.write_line(f"second-order table: {covered}/{total} primitives"
+                                    + (f" (missing: {', '.join(missing)})" if missing else ""))
     total = sum(_file_seconds.values())
     terminalreporter.write_line(f"test time by file (total {total:.0f} s across workers):")
     for path, seconds in sorted(_file_seconds.items(), key=lambda kv: -kv[1])[:15]:

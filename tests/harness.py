@@ -86,3 +86,11 @@ def check_against_jax_numpy(fn, *args, rtol=None, atol=None, eager=True):
     for g, w in zip(leaves_got, leaves_want, strict=True):
         assert_close(g, w, rtol=rtol, atol=atol)
     return got
+
+
+def assert_trees_close(got, want, rtol=1e-9, atol=1e-11):
+    """Two pytrees (yax or jax) have the same number of leaves, each close in value."""
+    got_leaves, want_leaves = yax.tree_util.tree_leaves(got), yax.tree_util.tree_leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves, strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=atol)

@@ -5,7 +5,9 @@ with yax and with real jax, which must agree."""
 
 from __future__ import annotations
 
+import gc
 import warnings
+import weakref
 
 import jax
 import jax.numpy as jjnp
@@ -257,7 +259,7 @@ def test_closing_over_a_differentiated_value_is_an_error_not_a_wrong_gradient():
 
 def test_docs_page_runs():
     """The code blocks of docs/custom_derivatives.md run in order, in one namespace."""
-    _run_doc("custom_derivatives.md", 3)
+    _run_doc("custom_derivatives.md", 4)
 
 
 def _run_doc(name: str, n_blocks: int) -> None:
@@ -299,3 +301,34 @@ def test_sinc_derivatives_at_zero_use_the_maclaurin_series():
         f, g = yax.grad(f), jax.grad(g)
         np.testing.assert_allclose(f(0.0), g(0.0), rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(f(0.3), g(0.3), rtol=1e-4)
+
+
+def test_traces_of_a_staged_rule_do_not_outlive_the_program():
+    """A JVP rule staged in a loop body is traced once and the trace kept with the call (so the
+    carry's fixed point, two passes over the body here, does not rerun it: one call, as in
+    jax); what the rule closes over is freed with the program, not kept by a global memo."""
+    class Scale:
+        factor = 2.0
+
+    def run():
+        scale, calls = Scale(), []
+
+        @yax.custom_jvp
+        def g(x):
+            return jnp.sin(x)
+
+        @g.defjvp
+        def g_jvp(primals, tangents):
+            calls.append(1)
+            return g(primals[0]), scale.factor * tangents[0]
+
+        def loop(x):  # the second carry gets a tangent only after one step
+            return yax.lax.fori_loop(0, 2, lambda i, c: (g(c[0]), c[1] + c[0]),
+                                     (x, np.float32(0)))[1]
+        return float(yax.grad(loop)(np.float32(0.5))), len(calls), weakref.ref(scale)
+    grad, n_calls, alive = run()
+    assert grad == pytest.approx(1.0 + 2.0)
+    assert n_calls == 1
+    yax.clear_caches()
+    gc.collect()
+    assert alive() is None

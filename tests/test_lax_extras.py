@@ -1,17 +1,15 @@
-"""yax.lax extras against jax.lax: associative_scan, custom_linear_solve/custom_root, conv_transpose
-and patches, reduce with a user computation, cumlogsumexp, the barrier primitives, small helpers.
+"""yax.lax extras against jax.lax: associative_scan, conv_transpose and patches, reduce with a
+user computation, cumlogsumexp, the barrier primitives, small helpers.
 """
 
 from __future__ import annotations
 
 import jax
 import jax.lax as jlax
-import jax.numpy as jjnp
 import numpy as np
 import pytest
 
 import yax
-import yax.numpy as jnp
 from yax import errors, lax
 from yax.test_util import check_grads
 
@@ -53,80 +51,6 @@ def test_associative_scan_grad_vmap_and_errors(x64):
     np.testing.assert_allclose(np.asarray(back), np.cumsum(xs[:, ::-1], axis=1)[:, ::-1])
     with pytest.raises(errors.YaxError, match="differ in the size"):
         lax.associative_scan(lambda a, b: a, (np.ones(3), np.ones(4)))
-
-
-def _sym_solve(module, lib):
-    def loss(a, b):
-        m = a @ a.T + 3 * lib.eye(3)
-        x = module.custom_linear_solve(lambda v: m @ v, b, lambda mv, r: lib.linalg.solve(m, r),
-                                       symmetric=True)
-        return lib.sum(x ** 2) + x[0]
-    return loss
-
-
-def _general_solve(module, lib):
-    def loss(a, b):
-        m = a + 3 * lib.eye(3)
-        x = module.custom_linear_solve(lambda v: m @ v, b, lambda mv, r: lib.linalg.solve(m, r),
-                                       transpose_solve=lambda vm, r: lib.linalg.solve(m.T, r))
-        return lib.sum(lib.sin(x))
-    return loss
-
-
-def test_custom_linear_solve_derivatives_match_jax(x64):
-    rng = np.random.default_rng(0)
-    a, b = rng.normal(size=(3, 3)), rng.normal(size=3)
-    for make in (_sym_solve, _general_solve):
-        mine, theirs = make(lax, jnp), make(jlax, jjnp)
-        def everything(transforms, loss):
-            grad, jvp = transforms
-            return (loss(a, b), grad(loss, argnums=(0, 1))(a, b),
-                    jvp(loss, (a, b), (b[:, None] * a, b))[1])
-        got = yax.jit(lambda: everything((yax.grad, yax.jvp), mine))()
-        want = jax.jit(lambda: everything((jax.grad, jax.jvp), theirs))()
-        for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want),
-                        strict=True):
-            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-10)
-
-
-def test_custom_linear_solve_under_vmap_and_grad(x64):
-    def solve_one(m, b):
-        return lax.custom_linear_solve(lambda v: m @ v, b,
-                                       lambda mv, r: jnp.linalg.solve(m, r), symmetric=True)
-
-    ms, bs = np.stack([2.0 * np.eye(3), 4.0 * np.eye(3)]), np.ones((2, 3))
-    values, grads = yax.jit(lambda ms: (yax.vmap(solve_one)(ms, bs), yax.grad(
-        lambda ms: yax.vmap(solve_one)(ms, bs).sum())(ms)))(ms)
-    np.testing.assert_allclose(np.asarray(values), [[0.5] * 3, [0.25] * 3])
-    # d sum(m^-1 b) / dm = -m^-T 1 (m^-1 b)^T
-    np.testing.assert_allclose(np.asarray(grads)[1], np.full((3, 3), -1 / 16))
-
-
-def test_custom_linear_solve_needs_transpose_solve_for_grad(x64):
-    def loss(b):
-        return jnp.sum(lax.custom_linear_solve(lambda v: 2.0 * v, b, lambda mv, r: r / 2.0))
-    np.testing.assert_allclose(float(loss(np.ones(2))), 1.0)
-    with pytest.raises(errors.YaxError, match="transpose_solve"):
-        yax.grad(loss)(np.ones(2))
-
-
-def _newton_sqrt(module):
-    def sqrt(c):
-        def solve(f, x):
-            for _ in range(25):  # a Python loop: custom_root must not differentiate through it
-                x = x - f(x) / (2 * x)
-            return x
-        return module.custom_root(lambda x: x ** 2 - c, 1.0, solve, lambda g, y: y / g(1.0))
-    return sqrt
-
-
-def test_custom_root_implicit_derivative(x64):
-    mine, theirs = _newton_sqrt(lax), _newton_sqrt(jlax)
-    np.testing.assert_allclose(float(yax.grad(mine)(2.0)), float(jax.grad(theirs)(2.0)),
-                               rtol=1e-12)
-    np.testing.assert_allclose(float(yax.grad(mine)(2.0)), 0.5 / np.sqrt(2.0), rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(yax.vmap(mine)(np.array([4.0, 9.0]))), [2.0, 3.0])
-    np.testing.assert_allclose(float(yax.jvp(mine, (4.0,), (1.0,))[1]), 0.25, rtol=1e-12)
 
 
 def test_conv_transpose_and_patches_match_jax():

@@ -24,6 +24,7 @@ MODULES = [
     ("yax.scipy.special", "yax.scipy.special"),
     ("yax.scipy.stats", "yax.scipy.stats"),
     ("yax.scipy.linalg", "yax.scipy.linalg"),
+    ("yax.scipy.sparse.linalg", "yax.scipy.sparse.linalg"),
     ("yax.scipy.signal", "yax.scipy.signal"),
     ("yax.scipy.optimize", "yax.scipy.optimize"),
     ("yax.scipy.ndimage", "yax.scipy.ndimage"),

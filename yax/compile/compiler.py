@@ -52,7 +52,9 @@ def compile_jaxpr(closed: ClosedJaxpr, placement: Placement | None = None, donat
                       UserWarning, stacklevel=6)
     if placement is not None:
         where = dict(devices=placement.devices, mesh=placement.mesh,
-                     out_shardings=placement.out_shardings)
+                     out_shardings=placement.out_shardings,
+                     first_argument=placement.first_argument,
+                     in_shardings=[None] * n_consts + list(placement.in_shardings))
     else:
         where = dict(devices=[device] if device is not None else None)
     return executable.compile_module(mctx.module, closed.in_avals, closed.out_avals,

@@ -71,11 +71,14 @@ class Placement:
     """Where a sharded program runs: its mesh and devices, per-parameter and per-result shardings
     (None: the compiler decides)."""
 
-    def __init__(self, mesh, in_shardings, out_shardings):
+    def __init__(self, mesh, in_shardings, out_shardings, first_argument=None):
         self.mesh = mesh
         self.devices = list(mesh.devices.flat)
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
+        # (sharding, ndim) of a committed multi-device first argument: results the compiler
+        # places as it keep that sharding object, as JAX keeps it (spec length included)
+        self.first_argument = first_argument
 
 
 def resolve(paths, avals, in_sh, arg_sh, out_sh, out_avals, jaxpr) -> Placement | None:
@@ -109,11 +112,16 @@ def resolve(paths, avals, in_sh, arg_sh, out_sh, out_avals, jaxpr) -> Placement 
             s.check_shape(aval.shape, what)
     for m in meshes:
         if set(m.devices.flat) != devices:
-            raise ShardingError(f"the program uses {m!r} and {mesh!r}, which hold different "
-                                f"devices; one jitted program runs on one set of devices")
+            raise ShardingError(f"the program uses {m!r} (devices {m.device_ids.tolist()}) and "
+                                f"{mesh!r} (devices {mesh.device_ids.tolist()}), which hold "
+                                f"different devices; one jitted program runs on one set of "
+                                f"devices")
     ins = [r if r is not None else a for r, a in zip(in_sh, arg_sh)]
     ins = [None if isinstance(s, SingleDeviceSharding) else s for s in ins]
-    return Placement(mesh, ins, list(out_sh))
+    first = None
+    if avals and arg_sh[0] is not None and isinstance(ins[0], NamedSharding):
+        first = (ins[0], len(avals[0].shape))
+    return Placement(mesh, ins, list(out_sh), first)
 
 
 def annotate(mctx, placement: Placement, n_consts: int, in_avals, out_avals) -> None:

@@ -10,6 +10,9 @@ A rule that can only be set later (it needs a primitive declared further down, o
 shared builder) is added with `p.define(jvp=...)`, which rejects names that are not rules.
 Plain attribute assignment (`p.jvp = f`) keeps working.
 
+Every constructed primitive is recorded by name (`all_primitives()`), so that tests can hold a
+table with one entry per primitive and fail when a new primitive has none.
+
 Rules:
   abstract_eval(*avals, **params) -> list of output avals (checks shapes/dtypes, raises YaxError)
   lower(ctx, *operands, **params) -> list of StableHLO values
@@ -50,6 +53,16 @@ def _missing(name: str, transformation: str, issue: str):
     return rule
 
 
+# name -> the primitive constructed last under that name (a test's throwaway primitive reusing a
+# name replaces the earlier one; yax's own names are unique, which the second-order table checks)
+_REGISTRY: dict[str, Primitive] = {}
+
+
+def all_primitives() -> dict[str, Primitive]:
+    """Every primitive constructed so far, by name (a copy; for tests and tools)."""
+    return dict(_REGISTRY)
+
+
 class Primitive:
     """A named operation of the IR. `multiple_results` primitives return lists from bind."""
 
@@ -64,6 +77,7 @@ class Primitive:
             self._clear(rule)
         self.define(abstract_eval=abstract_eval, lower=lower, jvp=jvp, transpose=transpose,
                     batch=batch, impl=impl, partial_eval=partial_eval, checkify=checkify)
+        _REGISTRY[name] = self
 
     def define(self, **rules: Callable | None) -> Primitive:
         """Set rules by name (None leaves a rule as it is); unknown names are an error."""

@@ -21,7 +21,7 @@ from yax.core.trace import bind
 from yax.interpreters import checkify as _interp
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.primitives.checkify_rules import default_rule
-from yax.primitives.checks import check_p  # noqa: F401  (re-exported)
+from yax.primitives.checks import check_message, check_p, payload_width, render_site
 
 user_checks = frozenset({"user"})
 nan_checks = frozenset({"nan"})
@@ -54,14 +54,22 @@ class Error:
         if not failed.any():
             return None
         code, payload = np.asarray(self._code), np.asarray(self._payload)
-        where = ""
-        if failed.ndim:
-            b = np.unravel_index(int(np.argmax(failed.reshape(-1))), failed.shape)
-            code, payload = code[b], payload[b]
-            where = f" (at mapped index {b[0] if len(b) == 1 else b})"
-        template, ints = self._messages[int(code)]
-        values = [int(v) if i in ints else v.item() for i, v in enumerate(payload)]
-        return template.format(*values) + where
+        if not failed.ndim:
+            return self._message(int(code), payload)
+        # under vmap, one line per failing element, as JAX writes them
+        lines = []
+        for flat in np.flatnonzero(failed.reshape(-1)):
+            b = np.unravel_index(int(flat), failed.shape)
+            label = ", ".join(str(int(i)) for i in b)
+            lines.append(f"at mapped index {label}: {self._message(int(code[b]), payload[b])}")
+        return "\n".join(lines)
+
+    def _message(self, code: int, payload) -> str:
+        site = self._messages[code]
+        if site.layout is not None:  # a user check: its format arguments, rebuilt
+            return render_site(site.template, site.layout, payload) + site.where
+        values = [int(v) if i in site.int_slots else v.item() for i, v in enumerate(payload)]
+        return site.template.format(*values) + site.where
 
     def get_exception(self):
         msg = self.get()
@@ -112,21 +120,29 @@ def checkify(fun, errors=user_checks):  # noqa: A002  (jax's name)
             return out_leaves
         closed = trace_to_jaxpr(flat, [aval_of_value(x) for x in leaves],
                                 name=getattr(fun, "__name__", "fun"))
-        table = _interp.Table(enabled, default_rule)
+        width = payload_width(closed.jaxpr)  # the most values one check site shows
+        table = _interp.Table(enabled, default_rule, width)
         outs, state = _interp.eval_checked(closed.jaxpr, closed.consts, leaves,
-                                           _interp.initial_state(), table)
+                                           _interp.initial_state(width), table)
         err = Error(*state, tuple(table.messages))
         return err, tree_util.tree_unflatten(out_tree_box[0], outs)
     return wrapped
 
 
 def check(pred, msg: str, *fmt_args, **fmt_kwargs) -> None:
-    """Check that `pred` is true; otherwise fail with `msg.format(*fmt_args)`.
+    """Check that `pred` is true; otherwise fail with `msg.format(*fmt_args, **fmt_kwargs)`.
+
+    Args:
+      pred: a bool scalar (an array of bools: every element must hold).
+      msg: a `str.format` template; its fields name the positional and keyword format
+        arguments, each a pytree of arrays shown as JAX shows them (`{x}` the value, `{x!r}`
+        the Array, `{x:.2f}` a formatted scalar).
 
     Inside `checkify(f)` a failure becomes the returned Error. Anywhere else it raises a
     `CheckifyError` right away (eagerly) or when the compiled program runs (under jit).
+
+    Example:
+      >>> checkify.check(x > 0, "x must be positive, got {x:.2f}", x=x)
     """
-    if fmt_kwargs:
-        raise TypeError("checkify.check takes positional format arguments only in yax")
-    loc = tree_util.tree_leaves(fmt_args)
-    bind(check_p, pred, *loc, msg=msg)
+    leaves, fmt_tree = check_message(msg, fmt_args, fmt_kwargs)
+    bind(check_p, pred, *leaves, msg=msg, fmt_tree=fmt_tree)

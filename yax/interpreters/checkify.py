@@ -7,7 +7,9 @@ the primitive has none. A rule binds the primitive (or a rewritten form of it) a
 predicates of the checks it can fail into the error *state*: three arrays
     failed:  bool[]      -- some check failed
     code:    int32[]     -- which check site failed first (an index into the message table)
-    payload: float[4]    -- the values the message of that site shows (index, axis, size...)
+    payload: float[n]    -- the values the message of that site shows (index, axis, size..., or
+                            the flattened format arguments of a `check`); n is 4, or more when
+                            a `check` of the program shows more values
 The first failure wins. The state is an ordinary value, so the result works under jit, vmap
 (states become batched) and grad. The rules live with their primitives (and the shared folding
 helpers in yax/primitives/checkify_rules.py): this module knows no primitive by name.
@@ -28,20 +30,31 @@ from yax.core.ir import ClosedJaxpr, Eqn
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 
-PAYLOAD = 4
+PAYLOAD = 4  # the payload's least width: what the built-in checks show
 
 
 def payload_dtype():
     return dtypes.canonicalize(np.float64)
 
 
-def state_avals() -> list:
+def state_avals(width: int = PAYLOAD) -> list:
     return [ShapedArray((), np.dtype(bool)), ShapedArray((), np.dtype(np.int32)),
-            ShapedArray((PAYLOAD,), payload_dtype())]
+            ShapedArray((width,), payload_dtype())]
 
 
-def initial_state() -> list:
-    return [np.bool_(False), np.int32(-1), np.zeros(PAYLOAD, payload_dtype())]
+def initial_state(width: int = PAYLOAD) -> list:
+    return [np.bool_(False), np.int32(-1), np.zeros(width, payload_dtype())]
+
+
+class Site(NamedTuple):
+    """One check site of the message table: its message `template`, `where` it is in the user's
+    code, the payload slots shown as integers, and, for a user `check`, the `layout` of its
+    format arguments ((args, kwargs) tree, then (shape, dtype, weak_type) per leaf)."""
+
+    template: str
+    where: str
+    int_slots: tuple
+    layout: Any = None
 
 
 class Table:
@@ -49,14 +62,15 @@ class Table:
     enabled check categories, and the rule for primitives without a checkify rule of their own
     (`default_rule(error, *args, **params) -> (error, outs)`)."""
 
-    def __init__(self, enabled, default_rule):
+    def __init__(self, enabled, default_rule, payload_size: int = PAYLOAD):
         self.enabled = frozenset(enabled)
         self.default_rule = default_rule
+        self.payload_size = payload_size
         self.messages: list = []
 
-    def site(self, template: str, source, int_slots=()) -> int:
+    def site(self, template: str, source, int_slots=(), layout=None) -> int:
         where = f" (at {source})" if source is not None else ""
-        self.messages.append((template + where, tuple(int_slots)))
+        self.messages.append(Site(template, where, tuple(int_slots), layout))
         return len(self.messages) - 1
 
 
@@ -99,7 +113,8 @@ def checked_closed(closed: ClosedJaxpr, table: Table, state_at: int) -> tuple:
         state, ins = xs[state_at:state_at + 3], xs[:state_at] + xs[state_at + 3:]
         outs, state = eval_checked(closed.jaxpr, closed.consts, ins, state, table)
         return [*state, *outs]
-    traced = trace_to_jaxpr(fun, avals[:state_at] + state_avals() + avals[state_at:],
+    traced = trace_to_jaxpr(fun, avals[:state_at] + state_avals(table.payload_size)
+                            + avals[state_at:],
                             name="checkify")
     return closure_convert(traced)
 

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from yax import errors, tree_util
+from yax.compile import cache as compile_cache
 from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
@@ -181,6 +182,10 @@ def jaxpr_has_effects(jaxpr, rule_name: str = "has_effect") -> bool:
         _effects_memo.clear()
     _effects_memo[key] = (jaxpr, result)  # the jaxpr is kept so its id stays unique
     return result
+
+
+# the memo keeps jaxprs (and what their params hold: custom rules and what they close over)
+compile_cache.on_clear(_effects_memo.clear)
 
 
 def _literal(x) -> Literal:

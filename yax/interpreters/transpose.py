@@ -86,15 +86,26 @@ def is_undefined_atom(atom, linear) -> bool:
 def transpose_jaxpr(closed: ClosedJaxpr, linear_mask: list[bool]) -> ClosedJaxpr:
     """A jaxpr from (non-linear inputs..., output cotangents...) to the linear inputs' cotangents
     (zeros materialised)."""
+    return transpose_jaxpr_nonzero(closed, linear_mask, [True] * sum(linear_mask))[0]
+
+
+def transpose_jaxpr_nonzero(closed: ClosedJaxpr, linear_mask: list[bool],
+                            instantiate_cts: list[bool]) -> tuple[ClosedJaxpr, list[bool]]:
+    """Like `transpose_jaxpr`, but a linear input's cotangent that is a symbolic zero is left
+    out unless `instantiate_cts` (one flag per linear input) asks for it. Returns the jaxpr and
+    which linear inputs' cotangents it outputs."""
     in_avals = closed.in_avals
     nonlin_avals = [a for a, lin in zip(in_avals, linear_mask) if not lin]
     n_nonlin = len(nonlin_avals)
+    box = []
 
     def fun(*args):
         it = iter(args[:n_nonlin])
         linear_args = [UndefinedPrimal(a) if lin else next(it)
                        for a, lin in zip(in_avals, linear_mask, strict=True)]
         cts = backward_pass(closed.jaxpr, closed.consts, linear_args, list(args[n_nonlin:]))
-        return [instantiate(ct) for ct, lin in zip(cts, linear_mask) if lin]
+        cts = [ct for ct, lin in zip(cts, linear_mask) if lin]
+        box.append([type(ct) is not Zero or i for ct, i in zip(cts, instantiate_cts, strict=True)])
+        return [instantiate(ct) for ct, out in zip(cts, box[0]) if out]
 
-    return trace_to_jaxpr(fun, nonlin_avals + list(closed.out_avals), name="transpose")
+    return trace_to_jaxpr(fun, nonlin_avals + list(closed.out_avals), name="transpose"), box[0]

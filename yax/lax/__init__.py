@@ -54,6 +54,7 @@ __getattr__ = _module_getattr("yax.lax", "jax.lax")  # JAX names yax lacks
 from yax.lax.fft import *  # noqa: F401,F403,E402
 from yax.lax.associative_scan import *  # noqa: F401,F403,E402
 from yax.lax.custom_root import *  # noqa: F401,F403,E402
+from yax.lax.linear_solve import *  # noqa: F401,F403,E402
 from yax.lax.custom_reductions import *  # noqa: F401,F403,E402
 from yax.lax.construction import *  # noqa: F401,F403,E402
 from yax.lax.reshaping import *  # noqa: F401,F403,E402

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from yax import errors
 from yax.core import dtypes
-from yax.interpreters.checkify import PAYLOAD, CheckedError, payload_dtype
+from yax.interpreters.checkify import CheckedError, payload_dtype
 from yax.interpreters.eval_jaxpr import bind_eqn
 from yax.primitives._lax import lax
 
@@ -25,18 +26,29 @@ def any_true(x):
     return lax.reduce_or(x, tuple(range(x.ndim))) if x.ndim else x
 
 
-def fold(error: CheckedError, pred, template: str, values=(), int_slots=()) -> CheckedError:
+def fold(error: CheckedError, pred, template: str, values=(), int_slots=(),
+         layout=None) -> CheckedError:
     """The error after a check whose failure is `pred` (a bool scalar), first failure kept. The
-    site's message is `template` (formatted with `values`) and the equation's source line."""
-    code = error.table.site(template, source_of(error.eqn), int_slots)
+    site's message is `template` (formatted with `values`, scalars or arrays laid end to end in
+    the payload; `layout` says how a user check rebuilds them) and the equation's source line."""
+    code = error.table.site(template, source_of(error.eqn), int_slots, layout)
     failed, old_code, payload = error.state
-    pad = list(values) + [0.0] * (PAYLOAD - len(values))
-    new_payload = lax.concatenate([lax.reshape(lax.convert_element_type(v, payload_dtype()),
-                                               (1,)) for v in pad], 0)
+    width = error.table.payload_size
+    flat = [lax.reshape(lax.convert_element_type(v, payload_dtype()), (int(np.size(v)),))
+            for v in values]
+    used = sum(int(np.size(v)) for v in values)
+    if used > width:  # the width comes from a scan of the program; a site it missed
+        raise errors.CheckifyError(
+            f"checkify: the check {template!r} shows {used} values, more than the {width} "
+            f"this program's error state holds (the check sits where checkify could not see it "
+            f"before running, e.g. in a custom_vjp backward function); show fewer values")
+    if used < width:
+        flat.append(lax.broadcast(np.zeros((), payload_dtype()), (width - used,)))
+    new_payload = lax.concatenate(flat, 0)
     first = lax.bitwise_and(pred, lax.bitwise_not(failed))
     return error.with_state([lax.bitwise_or(failed, pred),
                              lax.select(first, np.int32(code), old_code),
-                             lax.select(lax.broadcast(first, (PAYLOAD,)), new_payload, payload)])
+                             lax.select(lax.broadcast(first, (width,)), new_payload, payload)])
 
 
 def nan_checked(error: CheckedError, outs) -> CheckedError:

@@ -24,6 +24,7 @@ import collections
 import numpy as np
 
 from yax import errors
+from yax.config import config
 from yax.core.dtypes import is_inexact
 from yax.core.primitive import Primitive
 from yax.core.trace import Tracer, bind, eager_trace, use_trace
@@ -86,24 +87,66 @@ def _all_batched(args, dims, size):
 
 class JVPRule:
     """The user's JVP as a flat function `jvp(primals, tangents) -> (primals_out, tangents_out)`
-    (hashable by identity, so it can be a primitive param)."""
+    (hashable by identity, so it can be a primitive param).
 
-    def __init__(self, jvp, name: str):
-        self.jvp, self.name = jvp, name
+    `per_call`: the rule belongs to one call of the custom function (one equation, and the
+    copies of it that re-running its jaxpr makes). Then, as in jax, the rule is traced once per
+    pattern of nonzero tangents and types and the trace is reused, so differentiating the same
+    program again (both passes of a loop's fixed point, a second look at a branch) does not run
+    the user's Python again. The traces live as long as the rule, i.e. as the equation."""
+
+    def __init__(self, jvp, name: str, per_call: bool = False):
+        self.jvp, self.name, self.per_call = jvp, name, per_call
+        self.traced: dict = {}
 
     def __repr__(self):
         return f"<jvp rule of {self.name}>"
 
 
+_MAX_TRACES_PER_RULE = 8
+
+
 def _custom_jvp_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
     _check_closure_tangents(tangents, num_consts, f"custom_jvp {rule.name}")
-    args = primals[num_consts:]
-    ts = [_tangent_or_float0(t, a) for t, a in
-          zip(tangents[num_consts:], call_jaxpr.in_avals[num_consts:], strict=True)]
-    outs, t_outs = rule.jvp(list(args), ts)
+    args, arg_avals = list(primals[num_consts:]), call_jaxpr.in_avals[num_consts:]
+    if rule.per_call:
+        nonzero = [type(t) is not Zero and is_inexact(a.dtype)
+                   for t, a in zip(tangents[num_consts:], arg_avals, strict=True)]
+        traced = _traced_jvp(rule, [aval_of(x) for x in args], nonzero, call_jaxpr.out_avals)
+        outs = eval_jaxpr(traced.jaxpr, traced.consts,
+                          [*args, *[t for t, nz in zip(tangents[num_consts:], nonzero) if nz]])
+        n = len(call_jaxpr.out_avals)
+        it = iter(outs[n:])
+        return outs[:n], [next(it) if is_inexact(a.dtype) else Zero(tangent_aval(a))
+                          for a in call_jaxpr.out_avals]
+    ts = [_tangent_or_float0(t, a) for t, a in zip(tangents[num_consts:], arg_avals, strict=True)]
+    outs, t_outs = rule.jvp(args, ts)
     t_outs = [Zero(tangent_aval(a)) if not is_inexact(a.dtype) else t
               for t, a in zip(t_outs, call_jaxpr.out_avals, strict=True)]
     return outs, t_outs
+
+
+def _traced_jvp(rule: JVPRule, arg_avals, nonzero, out_avals):
+    """The rule traced from (primals..., nonzero tangents...) to (primals_out..., tangents of
+    the inexact outputs...), once per (types, nonzero pattern) for a per-call rule."""
+    key = (tuple(arg_avals), tuple(nonzero), config.enable_x64)
+    hit = rule.traced.get(key)
+    if hit is not None:
+        return hit
+
+    def fun(*xs):
+        n = len(arg_avals)
+        it = iter(xs[n:])
+        ts = [next(it) if nz else _tangent_or_float0(Zero(tangent_aval(a)), a)
+              for a, nz in zip(arg_avals, nonzero, strict=True)]
+        outs, t_outs = rule.jvp(list(xs[:n]), ts)
+        return [*outs, *[instantiate(t) for t, a in zip(t_outs, out_avals, strict=True)
+                         if is_inexact(a.dtype)]]
+    t_avals = [tangent_aval(a) for a, nz in zip(arg_avals, nonzero) if nz]
+    traced = trace_to_jaxpr(fun, [*arg_avals, *t_avals], name="custom_jvp_rule")
+    if not captures_tracer(traced) and len(rule.traced) < _MAX_TRACES_PER_RULE:
+        traced = rule.traced.setdefault(key, traced)  # two threads: the first stored wins
+    return traced
 
 
 def _batched_call(call_jaxpr, size):
@@ -161,6 +204,7 @@ class VJPRule:
 
     def __init__(self, fwd, bwd, name: str):
         self.fwd, self.bwd, self.name = fwd, bwd, name
+        self.per_call = False  # as JVPRule's; not used by the rules of custom_vjp yet
 
     def __repr__(self):
         return f"<fwd/bwd rules of {self.name}>"
@@ -176,10 +220,11 @@ def _custom_vjp_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
     if not any(type(t) is not Zero for t, d in zip(tangents[num_consts:], diff) if d):
         return outs, [Zero(tangent_aval(a)) for a in call_jaxpr.out_avals]
     live = [t for t in ts if type(t) is not Zero]
-    # reverse mode only transposes the linear map, so bwd need not be probed (run) now
-    mode = ("transpose" if all(is_unknown_tangent(t) for t in live)
-            else _forward_mode(rule, res_tree, [aval_of(r) for r in res], call_jaxpr, diff))
-    primal_operands = [*consts, *args] if mode == "primal" else []
+    # reverse mode only transposes the linear map (with bwd). Otherwise ("auto") how to run it
+    # forwards is decided when it is run forwards, so that bwd is not probed (run) where the map
+    # only gets transposed later (a staged body under grad), and bwd runs when jax runs it
+    mode = "transpose" if all(is_unknown_tangent(t) for t in live) else "auto"
+    primal_operands = [*consts, *args] if _has_primals(mode) else []
     t_outs = bind(custom_vjp_lin_p, *primal_operands, *res, *ts, rule=rule, res_tree=res_tree,
                   call_jaxpr=call_jaxpr, num_consts=num_consts, num_res=len(res), diff=diff,
                   mode=mode)
@@ -227,12 +272,21 @@ custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True,
                               abstract_eval=_call_abstract_eval, impl=_call_impl,
                               lower=_call_lower, jvp=_custom_vjp_jvp)
 custom_vjp_call_p.define(batch=_custom_call_batcher(custom_vjp_call_p, _batched_vjp_rule))
+# differentiating it runs the user's fwd: eager grad's tape differentiates a program holding it
+# at once, as it does a call of the custom function (staging.has_effects(eqn, this name))
+custom_vjp_call_p.runs_user_fwd = lambda params: True
 
 
 # --- custom_vjp_lin: the linear map whose transpose is the user's bwd -------------------------
 
+def _has_primals(mode: str) -> bool:
+    """Whether a custom_vjp_lin application takes the primal operands ("primal": its forward
+    map differentiates the function; "auto": undecided until it runs forwards)."""
+    return mode in ("primal", "auto")
+
+
 def _lin_split(operands, *, num_consts, call_jaxpr, num_res, mode):
-    n_primal = len(call_jaxpr.in_avals) if mode == "primal" else 0
+    n_primal = len(call_jaxpr.in_avals) if _has_primals(mode) else 0
     return (operands[:n_primal], operands[n_primal:n_primal + num_res],
             operands[n_primal + num_res:])
 
@@ -350,16 +404,21 @@ def _warn_if_primal(rule, mode) -> None:
             f"Reverse mode (grad/vjp) still uses bwd.", errors.CustomVJPForwardModeWarning)
 
 
-def _forward_operands(operands, params):
+def _forward_operands(operands, params, aval=aval_of):
+    """(operands of the forward program, params with the mode decided)."""
     primals, res, tangents = _lin_split(operands, num_consts=params["num_consts"],
                                         call_jaxpr=params["call_jaxpr"],
                                         num_res=params["num_res"], mode=params["mode"])
-    return [*primals, *tangents] if params["mode"] == "primal" else [*res, *tangents]
+    if params["mode"] == "auto":
+        mode = _forward_mode(params["rule"], params["res_tree"], [aval(r) for r in res],
+                             params["call_jaxpr"], params["diff"])
+        params = {**params, "mode": mode}
+    return ([*primals, *tangents] if params["mode"] == "primal" else [*res, *tangents]), params
 
 
 def _lin_eval(operands, params):
     """Forward evaluation: run the forward program under the current trace."""
-    ops = _forward_operands(list(operands), params)
+    ops, params = _forward_operands(list(operands), params)
     fwd = _forward_jaxpr([aval_of(o) for o in ops], **params)
     _warn_if_primal(params["rule"], params["mode"])
     return eval_jaxpr(fwd.jaxpr, fwd.consts, ops)
@@ -371,7 +430,7 @@ def _lin_impl(*arrays, **params):
 
 
 def _lin_lower(ctx, *args, **params):
-    ops = _forward_operands(list(zip(args, ctx.avals_in)), params)
+    ops, params = _forward_operands(list(zip(args, ctx.avals_in)), params, lambda r: r[1])
     fwd = _forward_jaxpr([a for _, a in ops], **params)
     _warn_if_primal(params["rule"], params["mode"])
     return lowering.call_function(ctx.module_ctx, fwd, "custom_vjp_forward", [v for v, _ in ops])
@@ -388,15 +447,28 @@ def _lin_batch(args, dims, *, rule, res_tree, call_jaxpr, num_consts, num_res, d
     args = _all_batched(args, dims, size)
     n_out = len(call_jaxpr.out_avals)
     batched, consts = _batched_call(call_jaxpr, size)
-    primals = args[:len(call_jaxpr.in_avals)] if mode == "primal" else []
+    primals = args[:len(call_jaxpr.in_avals)] if _has_primals(mode) else []
     rest = args[len(primals):]
-    outs = bind(custom_vjp_lin_p, *([*consts, *primals] if mode == "primal" else []), *rest,
+    outs = bind(custom_vjp_lin_p, *([*consts, *primals] if _has_primals(mode) else []), *rest,
                 rule=_batched_vjp_rule(rule, size, n_out), res_tree=("batched", res_tree),
                 call_jaxpr=batched, num_consts=num_consts + len(consts), num_res=num_res,
                 diff=diff, mode=mode)
     return outs, [0] * len(outs)
 
 
+def _lin_partial_eval(trace, args, params):
+    """Staged with unknown tangents, the map is only ever transposed (by bwd) or run forwards as
+    the transpose of bwd (as `linearize` does): an undecided mode becomes "transpose", and the
+    primal operands it kept for the other way are dropped (not saved as residuals)."""
+    if params["mode"] != "auto":
+        return trace.stage(custom_vjp_lin_p, args, params)
+    _, res, tangents = _lin_split(list(args), num_consts=params["num_consts"],
+                                  call_jaxpr=params["call_jaxpr"], num_res=params["num_res"],
+                                  mode="auto")
+    return trace.stage(custom_vjp_lin_p, [*res, *tangents], {**params, "mode": "transpose"})
+
+
 custom_vjp_lin_p = Primitive("custom_vjp_lin", multiple_results=True,
                              abstract_eval=_lin_abstract_eval, impl=_lin_impl, lower=_lin_lower,
-                             jvp=_lin_jvp, transpose=_lin_transpose, batch=_lin_batch)
+                             jvp=_lin_jvp, transpose=_lin_transpose, batch=_lin_batch,
+                             partial_eval=_lin_partial_eval)

@@ -11,8 +11,10 @@ them), which gives the transformation rules:
     the rest is staged as a shard_map over all inputs (the known part is recomputed inside it);
   - transpose: for an output replicated over mesh axes R (its spec does not name them), each
     device's copy is 1/|R| of the output, so its cotangent is scaled by 1/|R|; the body is
-    transposed with the collectives' vmap rules; the cotangent of an input replicated over axes Q
-    is the psum over Q of the per-device cotangents;
+    first split by partial evaluation (its part on the non-linear inputs runs forwards inside
+    the transposed body), then its linear part transposed with the collectives' rules; the
+    cotangent of an input replicated over axes Q is the psum over Q of the per-device
+    cotangents;
   - batching: the batch dimension is added, unsplit, to the specs.
 """
 
@@ -36,6 +38,8 @@ from yax.interpreters.transpose import is_undefined, transpose_jaxpr
 from yax.primitives import collectives as coll
 from yax.primitives import mesh_axes
 from yax.primitives._lax import lax
+from yax.runtime import sharding_bridge, transfer
+from yax.runtime.array import Array
 from yax.runtime.named_sharding import NamedSharding
 from yax.runtime.partition_spec import PartitionSpec
 
@@ -114,7 +118,18 @@ def _impl(*arrays, **params):
     key = tuple(sorted(params.items(), key=lambda kv: kv[0]))
     outs = _compiled.get_or_make(key, lambda: _binder(params))(*arrays)
     eager.check_outputs(shard_map_p, outs)  # debug_nans/debug_infs
-    return outs
+    return [_as_out_spec(o, params["mesh"], spec) for o, spec in
+            zip(outs, params["out_specs"], strict=True)]
+
+
+def _as_out_spec(out, mesh, spec):
+    """An eager result carries the sharding its out_spec names, spec length included, as in
+    JAX (XLA reports P('x', None) as P('x'); the blocks are the same)."""
+    want = NamedSharding(mesh, spec)
+    have = sharding_bridge.sharding_of_array(out)
+    if have == want or not want.is_equivalent_to(have, out.ndim):
+        return out
+    return Array(transfer.relabel(out._buf, want, out.shape, out.dtype), out.aval)
 
 
 def _binder(params: dict):
@@ -201,11 +216,23 @@ def _partial_eval(trace, args, params):
 
 # --- transpose -------------------------------------------------------------------------------
 
+def _linear_part(jaxpr, linear, mesh):
+    """The body split into a known program (non-linear inputs -> residuals) and the transpose
+    of the rest. The partial-evaluation rule above stages a body that recomputes the known part,
+    so it may hold, say, a scan carrying primal and tangent values together; transposing that
+    whole would treat the primal carry as linear. Returns (run_known, run_transposed,
+    n_known_out, out_unknowns)."""
+    n_lin = sum(linear)
+    with mesh_axes.bind_mesh_axes(mesh):
+        known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, linear)
+        transposed = transpose_jaxpr(unknown, [False] * num_res + [True] * n_lin)
+    return (_run_body(known), _run_body(transposed), len(known.out_avals) - num_res,
+            out_unknowns)
+
+
 def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma, name):
     linear = [is_undefined(a) for a in args]
-    with mesh_axes.bind_mesh_axes(mesh):
-        transposed = transpose_jaxpr(jaxpr, linear)
-    run_t = _run_body(transposed)
+    run_known, run_t, n_known_out, out_unknowns = _linear_part(jaxpr, linear, mesh)
     out_scale = [math.prod(mesh.shape[a] for a in replicated_axes(mesh, s)) for s in out_specs]
     lin_sum_axes = [replicated_axes(mesh, s) for s, lin in zip(in_specs, linear) if lin]
     n_nonlin = sum(not lin for lin in linear)
@@ -213,8 +240,9 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma, name):
     def body(*xs):
         nonlin, ct = list(xs[:n_nonlin]), list(xs[n_nonlin:])
         ct = [c if k == 1 else lax.div(c, lax.convert_element_type(k, c.aval.dtype))
-              for c, k in zip(ct, out_scale)]
-        grads = run_t(*nonlin, *ct)
+              for c, k, u in zip(ct, out_scale, out_unknowns, strict=True) if u]
+        residuals = run_known(*nonlin)[n_known_out:]
+        grads = run_t(*residuals, *ct)
         out = []
         for g, axes in zip(grads, lin_sum_axes, strict=True):
             for a in axes:

@@ -16,7 +16,13 @@ from jaxlib import _jax
 from jaxlib import xla_client as _xc
 
 from yax.runtime import backend, compilation_cache
-from yax.runtime.sharding_bridge import device_assignment, from_hlo, sharding_of, to_jax
+from yax.runtime.sharding_bridge import (
+    device_assignment,
+    from_hlo,
+    like_first_argument,
+    sharding_of,
+    to_jax,
+)
 
 stats = {"compiles": 0, "cache_loads": 0}
 
@@ -92,7 +98,8 @@ class Executable:
                  "__weakref__")
 
     def __init__(self, exe, in_avals, out_avals, device, platform, host_callbacks=(),
-                 devices=None, mesh=None, out_shardings=None):
+                 devices=None, mesh=None, out_shardings=None, first_argument=None,
+                 in_shardings=None):
         self._exe = exe
         self.in_avals = tuple(in_avals)
         self.out_avals = tuple(out_avals)
@@ -106,7 +113,8 @@ class Executable:
         self.out_shardings = None
         if len(self.devices) > 1:
             self.in_shardings, self.out_shardings = _compiled_shardings(
-                exe, self.in_avals, self.out_avals, self.devices, mesh, out_shardings)
+                exe, self.in_avals, self.out_avals, self.devices, mesh, out_shardings,
+                first_argument, in_shardings)
         self._handlers = _result_handlers(self.out_avals, device, self.out_shardings)
         self.run = self._bind_run()  # buffers in, buffers out: the hot paths call this
 
@@ -154,9 +162,11 @@ class Executable:
         return self._exe.hlo_modules()[0].to_string()
 
 
-def _compiled_shardings(exe, in_avals, out_avals, devices, mesh, out_shardings):
-    """The shardings XLA settled on for parameters and results, as yax shardings (an output's
-    requested sharding wins where one was given)."""
+def _compiled_shardings(exe, in_avals, out_avals, devices, mesh, out_shardings,
+                        first_argument=None, in_shardings=None):
+    """The shardings XLA settled on for parameters and results, as yax shardings (a sharding
+    requested for a parameter or an output wins where one was given; `first_argument`,
+    (sharding, ndim) of a committed first argument, is reused for results placed as it is)."""
 
     def convert(protos, avals):
         out = []
@@ -164,7 +174,12 @@ def _compiled_shardings(exe, in_avals, out_avals, devices, mesh, out_shardings):
             out.append(from_hlo(_xc.HloSharding.from_proto(op), mesh, devices, len(aval.shape)))
         return out
     ins = convert(exe.get_parameter_shardings() or [], in_avals) if in_avals else []
+    if in_shardings is not None:
+        ins = [want if want is not None else got
+               for want, got in zip(in_shardings, ins, strict=True)]
     outs = convert(exe.get_output_shardings() or [], out_avals) if out_avals else []
+    outs = [like_first_argument(got, len(aval.shape), first_argument)
+            for got, aval in zip(outs, out_avals, strict=True)]
     if out_shardings is not None:
         outs = [want if want is not None else got
                 for want, got in zip(out_shardings, outs, strict=True)]
@@ -194,7 +209,8 @@ _cache_lock = threading.RLock()
 
 def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
                    cache_key=None, host_callbacks=(), name: str | None = None,
-                   devices=None, mesh=None, out_shardings=None) -> Executable:
+                   devices=None, mesh=None, out_shardings=None, in_shardings=None,
+                   first_argument=None) -> Executable:
     """Compile an `ir.Module` whose entry is `main`.
 
     Args:
@@ -210,6 +226,9 @@ def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
         `devices[p]`; the module carries Shardy annotations). Default: the default device.
       mesh: the mesh the module's shardings refer to (outputs get NamedShardings over it).
       out_shardings: per output, a yax sharding to give the result, or None (XLA's choice).
+      in_shardings: per parameter, the yax sharding asked for, or None (XLA's choice).
+      first_argument: (sharding, ndim) of a committed first argument, or None: a result XLA
+        places as that argument keeps its sharding (and so its spec's length).
     """
     if host_callbacks:  # callables are per program: never share such an executable
         cache_key = None
@@ -224,7 +243,8 @@ def compile_module(module, in_avals, out_avals, *, platform: str | None = None,
                            devices=devices, spmd=mesh is not None or _declares_mesh(module))
     result = Executable(exe, in_avals, out_avals, device, platform, host_callbacks,
                         devices=devices if devices and len(devices) > 1 else None, mesh=mesh,
-                        out_shardings=out_shardings)
+                        out_shardings=out_shardings, first_argument=first_argument,
+                        in_shardings=in_shardings)
     if cache_key is not None:
         with _cache_lock:
             _cache[cache_key] = result

@@ -27,6 +27,22 @@ class AxisType(enum.Enum):
     Explicit = "explicit"
     Manual = "manual"
 
+    def __repr__(self):  # inside a Mesh's repr JAX writes the bare name: axis_types=(Auto,)
+        return self.name
+
+
+def _axis_types(axis_types, n: int) -> tuple:
+    """One AxisType per mesh axis (Auto where none is given; one value applies to all)."""
+    if axis_types is None:
+        return (AxisType.Auto,) * n
+    if isinstance(axis_types, AxisType):
+        return (axis_types,) * n
+    axis_types = tuple(axis_types)
+    if len(axis_types) != n or not all(isinstance(t, AxisType) for t in axis_types):
+        raise ValueError(f"Mesh: axis_types {axis_types} must be one AxisType per mesh axis "
+                         f"({n} axes)")
+    return axis_types
+
 
 class Mesh:
     """Devices laid out in a grid whose axes have names.
@@ -60,7 +76,7 @@ class Mesh:
             raise ValueError(f"Mesh: a device appears twice (device ids {ids})")
         self.devices = devices
         self.axis_names = axis_names
-        self.axis_types = axis_types
+        self.axis_types = _axis_types(axis_types, len(axis_names))
         self._key = (tuple(devices.shape), tuple(ids), axis_names)
         self._token = []
 
@@ -118,9 +134,14 @@ class Mesh:
     def __hash__(self):
         return hash(("Mesh", self._key))
 
+    # both as JAX 0.10 prints them; the short form is what a NamedSharding's repr embeds
     def __repr__(self):
-        shape = ", ".join(f"'{n}': {s}" for n, s in self.shape.items())
-        return f"Mesh(axis_sizes={{{shape}}}, device_ids={self.device_ids.tolist()})"
+        return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
+                f"axis_types={self.axis_types})")
+
+    def __str__(self):
+        shape = ", ".join(f"{n!r}: {s}" for n, s in self.shape.items())
+        return f"Mesh({shape}, axis_types={self.axis_types})"
 
     def __enter__(self):
         self._token.append(_current.set(self))

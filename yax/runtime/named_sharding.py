@@ -22,7 +22,13 @@ class ShardingError(ValueError):
 class Sharding:
     """Base class of yax shardings."""
 
-    memory_kind = None
+    # the memory the array lives in; None given means the device's own memory, which JAX
+    # names (and prints) "device"
+    _memory_kind = None
+
+    @property
+    def memory_kind(self) -> str:
+        return self._memory_kind or "device"
 
     @property
     def num_devices(self) -> int:
@@ -58,7 +64,7 @@ class SingleDeviceSharding(Sharding):
 
     def __init__(self, device, *, memory_kind=None):
         self._device = device
-        self.memory_kind = memory_kind
+        self._memory_kind = memory_kind
 
     @property
     def device_set(self) -> set:
@@ -84,7 +90,7 @@ class SingleDeviceSharding(Sharding):
         return hash(("SingleDeviceSharding", self._device))
 
     def __repr__(self):
-        return f"SingleDeviceSharding(device={self._device!r})"
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
 
 
 class NamedSharding(Sharding):
@@ -120,7 +126,7 @@ class NamedSharding(Sharding):
                                 f"axis may shard at most one dimension")
         self.mesh = mesh
         self.spec = spec
-        self.memory_kind = memory_kind
+        self._memory_kind = memory_kind
 
     @property
     def device_set(self) -> set:
@@ -134,7 +140,7 @@ class NamedSharding(Sharding):
         return all(self.mesh.axis_size(n) == 1 for n in self.spec.axis_names())
 
     def with_spec(self, spec) -> NamedSharding:
-        return NamedSharding(self.mesh, spec, memory_kind=self.memory_kind)
+        return NamedSharding(self.mesh, spec, memory_kind=self._memory_kind)
 
     def dim_axes(self, ndim: int) -> list[tuple]:
         """The mesh axes sharding each of `ndim` dimensions (an empty tuple: not sharded)."""
@@ -198,7 +204,9 @@ class NamedSharding(Sharding):
         return hash(("NamedSharding", self.mesh, self.spec, self.memory_kind))
 
     def __repr__(self):
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
+        # JAX embeds the mesh's short form, `Mesh('x': 8, axis_types=(Auto,))`
+        return (f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, "
+                f"memory_kind={self.memory_kind})")
 
 
 def _unravel(flat: int, shape) -> tuple:

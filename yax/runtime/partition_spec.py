@@ -43,8 +43,10 @@ class PartitionSpec(tuple):
     """One entry per array dimension: None (not sharded), a mesh-axis name, or a tuple of names
     (sharded over their product, the first name major). Missing trailing entries mean None.
 
-    Equality ignores trailing Nones and spells one-name tuples as the name, so
-    `P("x", None) == P("x") == P(("x",))`.
+    A spec keeps the length it was given, as JAX's does: `P("x", None)` and `P("x")` place an
+    array the same way (`NamedSharding.is_equivalent_to` says so) but are different specs, and
+    a one-name tuple is spelled as the name, so `P(("x",)) == P("x")`. It prints as JAX 0.10
+    prints it, `P('x', None)`.
 
     Example:
       >>> P("data", None)      # rows split over mesh axis "data", columns whole
@@ -56,28 +58,30 @@ class PartitionSpec(tuple):
     def __new__(cls, *partitions):
         return super().__new__(cls, tuple(_normalize_entry(p) for p in partitions))
 
-    def _key(self) -> tuple:
-        parts = list(self)
-        while parts and parts[-1] is None:
-            parts.pop()
-        return tuple(parts)
-
+    # Equal only to a PartitionSpec with the same entries (JAX's rule): a plain tuple is not a
+    # spec, and ignoring trailing Nones here once let caches hand one spec's sharding to the
+    # other, so a program asking for P('model', None) got P('model') back.
     def __eq__(self, other):
         if isinstance(other, PartitionSpec):
-            return self._key() == other._key()
-        if isinstance(other, tuple):
-            return self._key() == PartitionSpec(*other)._key()
-        return NotImplemented
+            return tuple.__eq__(self, other)
+        return False
 
     def __ne__(self, other):
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
+        return not self.__eq__(other)
 
     def __hash__(self):
-        return hash(("PartitionSpec", self._key()))
+        return hash(("PartitionSpec", tuple(self)))
 
     def __repr__(self):
-        return "PartitionSpec(" + ", ".join(repr(p) for p in self) + ")"
+        return "P" + tuple.__repr__(self)
+
+    __str__ = __repr__
+
+    def __add__(self, other):  # P("x") + (None,) is a spec, as in JAX
+        return PartitionSpec(*self, *other)
+
+    def __radd__(self, other):
+        return PartitionSpec(*other, *self)
 
     def __reduce__(self):
         return (PartitionSpec, tuple(self))

@@ -122,10 +122,31 @@ def _match_named(hlo_sharding, mesh: Mesh, ndim: int):
         return None
     names, sizes = mesh.axis_names, mesh.axis_sizes
     for spec in _candidate_specs(tiles[:ndim], names, sizes):
-        candidate = NamedSharding(mesh, spec)
+        candidate = NamedSharding(mesh, _without_trailing_nones(spec))
         if candidate.devices_indices_map(probe) == want:
             return candidate
     return None
+
+
+def like_first_argument(chosen, ndim: int, first_argument):
+    """The sharding a result the compiler placed is given: the first argument's own sharding
+    object when the result has its rank and its placement (so P('x', None) stays P('x', None)
+    through `x * 2`, as in JAX), else the compiler's choice."""
+    if first_argument is None or chosen is None:
+        return chosen
+    arg_sharding, arg_ndim = first_argument
+    if arg_ndim == ndim and arg_sharding.is_equivalent_to(chosen, ndim):
+        return arg_sharding
+    return chosen
+
+
+def _without_trailing_nones(spec: PartitionSpec) -> PartitionSpec:
+    """A placement the compiler chose is written without trailing Nones, as JAX writes it
+    (P('x',) for rows split over 'x'); a spec the user gave keeps its length."""
+    parts = list(spec)
+    while parts and parts[-1] is None:
+        parts.pop()
+    return PartitionSpec(*parts)
 
 
 def _candidate_specs(tiles, names, sizes):

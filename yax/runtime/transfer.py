@@ -81,6 +81,14 @@ def assemble(shape, dtype, sharding, single_device_buffers: list):
                                                     list(single_device_buffers))
 
 
+def relabel(buffer, sharding, shape, dtype):
+    """`buffer`'s own per-device blocks under `sharding`, which must place them exactly as the
+    buffer's sharding does (`is_equivalent_to`): a new name for the same layout, no copy. Used
+    where JAX hands back the sharding the user gave, say P('x', None) for a layout XLA calls
+    P('x')."""
+    return assemble(shape, dtype, sharding, shards_of(buffer))
+
+
 def shards_of(buffer) -> list:
     """The per-device buffers of a global buffer, in its sharding's device order."""
     arrays = getattr(buffer, "_arrays", None)  # private, fast; the public route otherwise

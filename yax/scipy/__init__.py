@@ -2,6 +2,7 @@
 
     import yax.scipy.special as special
     import yax.scipy.stats.norm as norm
+    import yax.scipy.sparse.linalg as spla
 """
 
 from yax._missing import module_getattr as _module_getattr  # noqa: E402
@@ -10,6 +11,7 @@ from yax.scipy import (  # noqa: F401
     ndimage,
     optimize,
     signal,
+    sparse,
     special,
     stats,
 )

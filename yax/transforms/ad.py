@@ -167,7 +167,8 @@ def _vjp(fun, primals, has_aux: bool, unit_cotangent: bool = False):
             if tuple(np.shape(c)) != a.shape:
                 raise errors.ShapeError(f"vjp: cotangent of shape {np.shape(c)} for an output "
                                         f"{a.str_short()}; cotangents have the output's shape")
-        cts = pullback(list(ct_leaves))
+        # jax's cotangent of an integer/bool output is float0: it carries no data (a zero)
+        cts = pullback([None if _is_float0(c) else c for c in ct_leaves])
         flat_cts = [_zeros_float0(aval_of(p)) if not _differentiable(aval_of(p))
                     else _weak_like(_value(c), aval_of(p)) for p, c in zip(p_leaves, cts)]
         return tree_util.tree_unflatten(in_tree, flat_cts)

@@ -78,6 +78,9 @@ def _put_leaf(leaf, target):
 def _put_sharded(leaf, sharding, weak: bool) -> Array:
     if type(leaf) is Array and leaf.sharding == sharding:
         out = Array(leaf._buf, leaf.aval)
+    elif type(leaf) is Array and sharding.is_equivalent_to(leaf.sharding, leaf.ndim):
+        # the same blocks under the name asked for (P('x', None) for P('x')): no copy
+        out = Array(transfer.relabel(leaf._buf, sharding, leaf.shape, leaf.dtype), leaf.aval)
     else:
         value = np.asarray(leaf)  # a sharded Array is gathered here, then re-split
         dt = dtypes.canonicalize(value.dtype, warn=True)

@@ -157,6 +157,8 @@ class _CustomFunction:
         rule = rule_ref[0]() if rule_ref[0] is not None else None
         if rule is None:
             rule = self._make_rule(static, in_tree, avals, out_tree, call_jaxpr, len(consts))
+            # a rule not shared with other calls may keep its traces (JVPRule.per_call)
+            rule.per_call = not (reuse and _is_hashable(static))
             rule_ref[0] = weakref.ref(rule)
         return call_jaxpr, consts, out_tree, rule
 

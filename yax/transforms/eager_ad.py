@@ -10,6 +10,7 @@ gradients come from one compiled program (the speculative path).
 
 from __future__ import annotations
 
+from yax.compile import cache as compile_cache
 from yax.config import config
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
@@ -63,8 +64,9 @@ def _eager_vjp_flat(flat_fun, primals: list, unit_cotangent: bool):
     return p_out, pullback
 
 
-_seen_by_identity: set = set()
+_seen_by_identity: set = set()  # structures hold params (custom rules): yax.clear_caches empties it
 _MAX_SEEN = 512
+compile_cache.on_clear(_seen_by_identity.clear)
 
 
 def _reusable_structure(tape_jaxpr):

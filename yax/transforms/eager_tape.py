@@ -93,7 +93,9 @@ class TapeTrace(StagingTrace):
         atoms = [self.to_atom(a) for a in args]
         outvars = [Var(a) for a in _cached_out_avals(primitive, [a.aval for a in atoms], params)]
         eqn = Eqn(primitive, atoms, params, outvars, None)
-        if has_effects(eqn):  # runs once, now, in program order
+        # runs once, now, in program order; so does the fwd of a custom_vjp inside (as jax runs
+        # it when it linearizes the program, before any backward pass)
+        if has_effects(eqn) or has_effects(eqn, "runs_user_fwd"):
             outs = self.linearized_now(lambda *xs: primitive.bind(*xs, **params), args)
             return list(outs) if primitive.multiple_results else [outs]
         self.eqns.append(eqn)
@@ -210,8 +212,10 @@ def _linear_map_rule(linear: ClosedJaxpr, nonzero: list, n_diff: int, operand_av
     return entry
 
 
-# a plain dict, not an LRU: it is read once per recorded op, and a hit must stay one lookup
+# a plain dict, not an LRU: it is read once per recorded op, and a hit must stay one lookup;
+# its keys hold params (custom rules, jaxprs), so yax.clear_caches empties it too
 _out_avals_cache: dict = {}
+cache.on_clear(_out_avals_cache.clear)
 
 
 def _cached_out_avals(primitive, avals: list, params: dict) -> list:

@@ -10,6 +10,7 @@ from yax import errors, tree_util
 from yax.core.avals import aval_of_value
 from yax.interpreters.ad_util import zeros_like_aval
 from yax.lax import shape as lax_shape
+from yax.lax import slicing as lax_slicing
 from yax.runtime import values
 from yax.runtime.values import canonical_leaf
 from yax.transforms._args import normalize_argnums
@@ -42,7 +43,8 @@ def _reshape_jac(flat_jac, out_shape, in_shape, *, out_first: bool):
 
 
 def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
-    """The Jacobian by forward mode: one batched jvp over the input basis.
+    """The Jacobian by forward mode: one batched jvp over the basis of all the inputs, so the
+    function's Python runs once (its primal output comes from the same batched jvp).
 
     With `has_aux`, `fun` returns `(out, aux)` and the result is `(jacobian, aux)`. Inputs must
     be real, or complex with `holomorphic=True` (then the result is the complex Jacobian)."""
@@ -56,26 +58,62 @@ def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
         leaves, in_tree = tree_util.tree_flatten(diff)
         leaves = [canonical_leaf(x) for x in leaves]
         f_full = _partial(fun, args, nums)
-        f = (lambda *d: _aux_pair(f_full(*d), "jacfwd")[0]) if has_aux else f_full
-
-        def column(i, basis):
-            tangents = [basis if j == i else _zeros(x) for j, x in enumerate(leaves)]
-            return jvp(lambda *ls: f(*tree_util.tree_unflatten(in_tree, ls)), tuple(leaves),
-                       tuple(tangents))[1]
-
-        out = f_full(*diff)
-        out, aux = _aux_pair(out, "jacfwd") if has_aux else (out, None)
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        per_input = []
-        for i, x in enumerate(leaves):
-            aval = aval_of_value(x)
-            cols = vmap(lambda b, i=i: column(i, b))(_basis(aval))
-            per_input.append([_reshape_jac(c, aval_of_value(o).shape, aval.shape,
-                                           out_first=False)
-                              for c, o in zip(tree_util.tree_leaves(cols), out_leaves)])
+        in_avals = [aval_of_value(x) for x in leaves]
+        bases = _joint_basis(in_avals)
+        if bases is None:  # no input has an element: nothing to batch over
+            out = f_full(*diff)
+            out, aux = _aux_pair(out, "jacfwd") if has_aux else (out, None)
+            cols = [[_zeros_jac(o, a) for a in in_avals] for o in tree_util.tree_leaves(out)]
+        else:
+            out, cols, aux = _pushforward_columns(f_full, leaves, in_tree, bases, has_aux)
+        out_tree = tree_util.tree_structure(out)
+        per_input = [[c[i] for c in cols] for i in range(len(leaves))]
         result = _assemble(per_input, in_tree, out_tree, single)
         return (result, aux) if has_aux else result
     return jac
+
+
+def _joint_basis(in_avals):
+    """One basis over all the inputs together: for each input, its (n_total, *shape) slice of
+    the identity (in its own dtype); None when the inputs have no element at all."""
+    sizes = [int(np.prod(a.shape, dtype=int)) for a in in_avals]
+    total = sum(sizes)
+    if total == 0:
+        return None
+    eye = np.eye(total)
+    bases, start = [], 0
+    for aval, size in zip(in_avals, sizes, strict=True):
+        block = eye[:, start:start + size].reshape((total,) + tuple(aval.shape))
+        bases.append(values.array_from_numpy(block.astype(aval.dtype)))
+        start += size
+    return bases
+
+
+def _pushforward_columns(f_full, leaves, in_tree, bases, has_aux: bool):
+    """(output, per output leaf the Jacobian block of each input, aux) from one vmapped jvp."""
+    def f(*ls):
+        out = f_full(*tree_util.tree_unflatten(in_tree, ls))
+        return _aux_pair(out, "jacfwd") if has_aux else (out, None)
+
+    def push(*tangents):
+        out, tangent, aux = jvp(f, tuple(leaves), tuple(tangents), has_aux=True)
+        return out, tangent, aux
+    out, tangent, aux = vmap(push, out_axes=(None, 0, None))(*bases)
+    sizes = [int(np.prod(aval_of_value(x).shape, dtype=int)) for x in leaves]
+    cols = []
+    for o, t in zip(tree_util.tree_leaves(out), tree_util.tree_leaves(tangent), strict=True):
+        out_shape, blocks, start = aval_of_value(o).shape, [], 0
+        for x, size in zip(leaves, sizes, strict=True):
+            part = lax_slicing.slice_in_dim(t, start, start + size, axis=0)
+            blocks.append(_reshape_jac(part, out_shape, aval_of_value(x).shape, out_first=False))
+            start += size
+        cols.append(blocks)
+    return out, cols, aux
+
+
+def _zeros_jac(o, in_aval):
+    return zeros_like_aval(aval_of_value(o).update(
+        shape=tuple(aval_of_value(o).shape) + tuple(in_aval.shape)))
 
 
 def _aux_pair(value, who: str):

@@ -25,7 +25,7 @@ from yax.interpreters.mlir import hlo
 from yax.interpreters.partial_eval import partial_eval_jaxpr
 from yax.interpreters.rule_cache import cached
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
-from yax.interpreters.transpose import is_undefined, transpose_jaxpr
+from yax.interpreters.transpose import is_undefined, transpose_jaxpr_nonzero
 from yax.primitives._lax import lax
 
 
@@ -119,11 +119,28 @@ def _cond_jvp(primals, tangents, *, branches):
 
 
 def _jvp_branches(branches, nonzero):
-    firsts = [jvp_interp.jvp_jaxpr(b, nonzero, instantiate=False)[1] for b in branches]
-    out_nz = [any(col) for col in zip(*firsts)]
+    # each branch is differentiated once (a custom rule inside runs once per branch, as in jax);
+    # a branch whose tangent is zero where another's is not gets zeros there afterwards
+    firsts = [jvp_interp.jvp_jaxpr(b, nonzero, instantiate=False) for b in branches]
+    out_nz = [any(col) for col in zip(*(nz for _, nz in firsts))]
     jvps, consts = join_branch_consts(
-        [jvp_interp.jvp_jaxpr(b, nonzero, instantiate=out_nz)[0] for b in branches])
+        [jvp if nz == out_nz else _with_zero_tangents(jvp, b.out_avals, nz, out_nz)
+         for (jvp, nz), b in zip(firsts, branches, strict=True)])
     return jvps, consts, out_nz
+
+
+def _with_zero_tangents(jvp, primal_avals, have, want):
+    """`jvp` (primals..., tangents where `have`...) re-emitting its tangents where `want`, with
+    zeros in the slots it lacked: a wrapper of the jaxpr, so nothing is differentiated again."""
+    n = len(primal_avals)
+
+    def fun(*xs):
+        outs = eval_jaxpr(jvp.jaxpr, jvp.consts, xs)
+        tangents = iter(outs[n:])
+        return outs[:n] + [next(tangents) if h else ad_util.zeros_like_aval(
+            ad_util.tangent_aval(a)) for a, h, w in zip(primal_avals, have, want, strict=True)
+            if w]
+    return trace_to_jaxpr(fun, jvp.in_avals, name="jvp")
 
 
 # --- partial evaluation: a known index splits every branch the same way ------------------------
@@ -200,14 +217,26 @@ def _cond_transpose(cts, index, *ops, branches):
     if is_undefined(index):
         raise errors.NotImplementedRuleError("cond cannot be transposed in its index")
     linear = [is_undefined(a) for a in ops]
-    transposed, consts = cached(
-        ("transpose", branches, tuple(linear)),
-        lambda: join_branch_consts([transpose_jaxpr(b, linear) for b in branches]),
-        lambda v: v[1])
+    transposed, consts, out_nz = cached(("transpose", branches, tuple(linear)),
+                                        lambda: _transpose_branches(branches, linear),
+                                        lambda v: v[1])
     outs = bind(cond_p, index, *consts, *[a for a in ops if not is_undefined(a)], *cts,
                 branches=transposed)
-    it = iter(outs)
-    return [None] + [next(it) if lin else None for lin in linear]
+    it, nz = iter(outs), iter(out_nz)
+    return [None] + [(next(it) if next(nz) else None) if lin else None for lin in linear]
+
+
+def _transpose_branches(branches, linear):
+    """Every branch transposed, emitting the cotangents that some branch makes nonzero (a
+    cotangent zero in every branch stays symbolic). As jax does, each branch is transposed
+    twice, first to learn which cotangents it makes nonzero, so a custom_vjp bwd inside runs
+    twice per branch, as under jax."""
+    n_lin = sum(linear)
+    firsts = [transpose_jaxpr_nonzero(b, linear, [False] * n_lin)[1] for b in branches]
+    out_nz = [any(col) for col in zip(*firsts)] if firsts and n_lin else [False] * n_lin
+    transposed, consts = join_branch_consts(
+        [transpose_jaxpr_nonzero(b, linear, out_nz)[0] for b in branches])
+    return transposed, consts, out_nz
 
 
 # --- batching: one cond for an unbatched index, a select of all branches for a batched one ------

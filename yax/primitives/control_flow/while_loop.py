@@ -95,13 +95,16 @@ def _nonzero(ts) -> list[bool]:
     return [type(t) is not ad_util.Zero for t in ts]
 
 
-def _carry_tangent_fixpoint(body_jaxpr, bconst_nz, carry_nz) -> list[bool]:
-    """A carry's tangent is nonzero if it starts so or the body makes it so on some iteration."""
+def _carry_tangent_fixpoint(body_jaxpr, bconst_nz, carry_nz):
+    """A carry's tangent is nonzero if it starts so or the body makes it so on some iteration.
+    Returns the flags and the body's jvp for them (the last one traced: the body is traced once
+    per pattern, so a custom rule inside runs as often as under jax)."""
     while True:
-        _, out_nz = jvp_interp.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, instantiate=False)
+        body_jvp, out_nz = jvp_interp.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz,
+                                                instantiate=carry_nz)
         new = [a or b for a, b in zip(carry_nz, out_nz, strict=True)]
         if new == carry_nz:
-            return carry_nz
+            return carry_nz, body_jvp
         carry_nz = new
 
 
@@ -114,8 +117,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     cconsts, bconsts, init = _split(primals, cond_nconsts, body_nconsts)
     _, bconst_t, init_t = _split(tangents, cond_nconsts, body_nconsts)
     bconst_nz = _nonzero(bconst_t)
-    carry_nz = _carry_tangent_fixpoint(body_jaxpr, bconst_nz, _nonzero(init_t))
-    body_jvp, _ = jvp_interp.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, instantiate=carry_nz)
+    carry_nz, body_jvp = _carry_tangent_fixpoint(body_jaxpr, bconst_nz, _nonzero(init_t))
     body_jvp, extra = closure_convert(body_jvp)
     # jvp_jaxpr orders inputs (extra, bconsts, carry, bconst tangents, carry tangents); the loop
     # needs every const before the carry.
@@ -217,7 +219,8 @@ def _while_checkify(error, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nco
     def cond_fun(*xs):
         return eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, list(xs[:cn]) + list(xs[cn + 3:]))
     cond_j, cond_consts = closure_convert(trace_to_jaxpr(
-        cond_fun, cond_avals[:cn] + checkify.state_avals() + cond_avals[cn:], name="cond"))
+        cond_fun, cond_avals[:cn] + checkify.state_avals(error.table.payload_size)
+        + cond_avals[cn:], name="cond"))
     outs = bind(while_p, *cond_consts, *args[:cn], *body_consts, *args[cn:cn + bn],
                 *error.state, *args[cn + bn:], cond_jaxpr=cond_j, body_jaxpr=body,
                 cond_nconsts=cn + len(cond_consts), body_nconsts=bn + len(body_consts))

@@ -10,6 +10,12 @@ lowering (XLA has no native op).
 Derivative, as in JAX: only for the eigenvalues (both eigenvector flags off). With right
 eigenvectors vr of distinct eigenvalues, dw = diag(vr^-1 da vr). Eigenvector derivatives are not
 defined (their phase and scale are arbitrary): a clear error.
+
+That JVP binds eig with `eigenvalue_jvp=True`: its right eigenvectors then get the tangent
+dvr = vr (F * vr^-1 da vr), F[i, j] = 1 / (w[j] - w[i]) off the diagonal and 0 on it (the
+derivative of the eigenvector family normalised by diag(vr^-1 dvr) = 0). dw does not depend on
+the eigenvectors' scale, so differentiating it through that tangent gives the eigenvalues'
+second (and higher) derivatives (beyond JAX, whose eigenvalue JVP is first order only).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from yax.interpreters.mlir import hlo
 from yax.primitives._lax import lax
 from yax.primitives.linalg import _common as C
 from yax.primitives.linalg import custom_call as cc
+from yax.primitives.linalg.eigh import safe_reciprocal_gaps
 from yax.primitives.linalg.lu import lu_p, permutation_matrix
 from yax.primitives.linalg.triangular import triangular_solve
 
@@ -32,7 +39,8 @@ def _complex_of(dtype) -> np.dtype:
     return np.result_type(dtype, np.complex64)
 
 
-def _eig_abstract_eval(a, *, compute_left_eigenvectors, compute_right_eigenvectors):
+def _eig_abstract_eval(a, *, compute_left_eigenvectors, compute_right_eigenvectors,
+                       eigenvalue_jvp=False):
     C.check_matrix("eig", a, square=True)
     cdt = _complex_of(a.dtype)
     outs = [ShapedArray(a.shape[:-1], cdt)]
@@ -41,7 +49,8 @@ def _eig_abstract_eval(a, *, compute_left_eigenvectors, compute_right_eigenvecto
     return outs
 
 
-def _eig_lower(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors):
+def _eig_lower(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors,
+               eigenvalue_jvp=False):
     aval, = ctx.avals_in
     if not cc.is_cpu(ctx):
         cc.gpu_unsupported("eig")
@@ -68,20 +77,26 @@ def _eig_lower(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors)
     return outs
 
 
-def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors):
+def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors,
+             eigenvalue_jvp=False):
     a, = primals
     a_dot, = tangents
-    if compute_left_eigenvectors or compute_right_eigenvectors:
+    if compute_left_eigenvectors or (compute_right_eigenvectors and not eigenvalue_jvp):
         raise errors.NotImplementedRuleError(
             "eig: derivatives of eigenvectors are not defined (as in JAX; their phase and scale "
             "are arbitrary); differentiate jnp.linalg.eigvals, or use eigh for Hermitian "
             "matrices")
-    w, vr = eig_p.bind(a, compute_left_eigenvectors=False, compute_right_eigenvectors=True)
+    w, vr = eig_p.bind(a, compute_left_eigenvectors=False, compute_right_eigenvectors=True,
+                       eigenvalue_jvp=True)
+    primals_out = [w, vr] if compute_right_eigenvectors else [w]
     if type(a_dot) is Zero:
-        return [w], [Zero(w.aval)]
+        return primals_out, [Zero(x.aval) for x in primals_out]
     a_dot = lax.convert_element_type(a_dot, w.aval.dtype)
-    dw = C.diag_part(_solve(vr, C.matmul(a_dot, vr)))
-    return [w], [dw]
+    g = _solve(vr, C.matmul(a_dot, vr))
+    tangents_out = [C.diag_part(g)]
+    if compute_right_eigenvectors:
+        tangents_out.append(C.matmul(vr, lax.mul(safe_reciprocal_gaps(w), g)))
+    return primals_out, tangents_out
 
 
 def _solve(a, b):

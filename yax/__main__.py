@@ -20,10 +20,15 @@ def main(argv: list[str]) -> None:
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE + "\nRuns the program with `import jax` resolving to yax (alias mode).")
         raise SystemExit(0 if argv else 2)
+    if argv[0] == "-m" and len(argv) < 2:
+        raise SystemExit(f"python -m yax: -m needs a module name\n{USAGE}")
+    if argv[0].startswith("-") and argv[0] != "-m":
+        raise SystemExit(f"python -m yax: unknown option {argv[0]!r} (only -m is taken; "
+                         f"put python's own options before -m yax)\n{USAGE}")
+    if argv[0] != "-m" and not os.path.exists(argv[0]):
+        raise SystemExit(f"python -m yax: no such script {argv[0]!r}\n{USAGE}")
     alias_jax()
     if argv[0] == "-m":
-        if len(argv) < 2:
-            raise SystemExit(USAGE)
         sys.argv = argv[1:]
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
     else:

@@ -86,6 +86,16 @@ def _caller_keeps_real_jax() -> bool:
     return False
 
 
+def _in_from_import() -> bool:
+    """Whether the import system is resolving the names of a `from package import name`."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+        if frame.f_code.co_name == "_handle_fromlist":
+            return True
+        frame = frame.f_back
+    return False
+
+
 def real_module(name: str):
     """The real jax's module `name` as it was when the alias was installed (None if absent)."""
     return _State.real_modules.get(name)
@@ -102,6 +112,12 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         if _caller_keeps_real_jax():
             return self._real_spec(fullname)
+        parent = sys.modules.get(fullname.rpartition(".")[0])
+        if isinstance(parent, _alias_facade.JaxFacade) and _in_from_import():
+            # `from jax.numpy import sinn`: the name is neither a facade's attribute nor a
+            # module; Python would swallow a ModuleNotFoundError here and raise its own
+            # message, which names neither yax nor what it offers
+            raise _alias_facade.missing_from_import(parent, fullname.rpartition(".")[2])
         raise _alias_facade.missing_module(fullname, [*ALIASES, *SOURCE_SHIMS])
 
     def _real_spec(self, fullname):

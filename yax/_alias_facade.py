@@ -26,6 +26,10 @@ _IDENTITY = frozenset({"__name__", "__spec__", "__loader__", "__path__", "__file
 _ABSENT = object()
 
 
+class NotProvidedImportError(ImportError):
+    """`from jax.X import name` in alias mode where yax provides no `name` under `jax.X`."""
+
+
 class JaxFacade(types.ModuleType):
     """`jax.<name>` in alias mode: the names of one yax module (or of a dict of names)."""
 
@@ -78,12 +82,28 @@ def missing_attribute(jax_module: str, name: str, source) -> AttributeError:
     close = difflib.get_close_matches(name, offered, n=4, cutoff=0.6)
     where = (f"`{source.__name__}`" if isinstance(source, types.ModuleType)
              else "yax's stand-in for it")
-    hint = (f"; the closest names it offers: {', '.join(close)}" if close else
-            f"; it offers {len(offered)} names ({', '.join(offered[:8])}"
-            f"{', ...' if len(offered) > 8 else ''})")
+    if close:
+        hint = f"; the closest names it offers: {', '.join(close)}"
+    elif offered:
+        hint = (f"; it offers {len(offered)} names ({', '.join(offered[:8])}"
+                f"{', ...' if len(offered) > 8 else ''})")
+    else:
+        hint = "; it exists only so that a library's import of it succeeds, and has no names"
     return errors.NotImplementedAttributeError(
         f"`{jax_module}.{name}` is not provided by yax: in alias mode `{jax_module}` is "
         f"{where}, which has no `{name}`{hint}. See {DOCS_PAGE} for what alias mode covers.")
+
+
+def missing_from_import(facade: JaxFacade, name: str) -> ImportError:
+    """The error for `from <facade> import name` when it is neither a name nor a module."""
+    jax_module = facade.__name__
+    reason = missing_attribute(jax_module, name, facade.__dict__["_yax_source"])
+    children = facade.__dict__["_yax_children"]
+    modules = f" (its modules: {', '.join(children)})" if children else ""
+    error = NotProvidedImportError(
+        f"cannot import name {name!r} from {jax_module!r}{modules}: {reason}")
+    error.name = jax_module
+    return error
 
 
 def missing_module(jax_name: str, offered: list[str]) -> ModuleNotFoundError:

@@ -8,6 +8,7 @@ name not listed raises an AttributeError naming it, like every other name alias 
 from __future__ import annotations
 
 import functools
+import typing
 
 import numpy as np
 
@@ -61,7 +62,9 @@ def _tree_util() -> dict:
 
 def _checkify_names() -> dict:
     names = {n: getattr(_checkify, n) for n in dir(_checkify) if not n.startswith("_")}
-    names.update(Out=object, JaxException=Exception)  # flax.nnx's annotations only
+    # flax.nnx annotates with them: jax's `Out` is a TypeVar; its `JaxException` is the type of
+    # the members of `user_checks` etc., which in yax are ErrorCategory values
+    names.update(Out=typing.TypeVar("Out"), JaxException=_checkify.ErrorCategory)
     return names
 
 

@@ -40,19 +40,16 @@ def optax_test_files(every: bool) -> list[pathlib.Path]:
 def run_pytest(files, alias: bool, report: pathlib.Path, timeout: float) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                JAX_PLATFORMS="cpu", YAX_PLATFORM="cpu")
-    cmd = [sys.executable, *(["-m", "yax"] if alias else []), "-m", "pytest", "-q", "-p",
-           "no:cacheprovider", "-n", "0", "--tb=line", "-rfE", "--continue-on-collection-errors",
-           *map(str, files)]
-    with tempfile.TemporaryDirectory() as scratch:
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=scratch,
-                                  timeout=timeout)
-            out = proc.stdout + proc.stderr
-        except subprocess.TimeoutExpired as err:
-            out = (err.stdout or b"").decode() if isinstance(err.stdout, bytes) else (
-                err.stdout or "")
-            out += f"\nTIMEOUT after {timeout:.0f} s"
-    report.write_text(out)
+    cmd = [sys.executable, *(["-m", "yax"] if alias else []), "-m", "pytest", "-q",
+           "-p", "no:cacheprovider", "-p", "no:xdist", "--tb=line", "-rfE",
+           "--continue-on-collection-errors", *map(str, files)]
+    with tempfile.TemporaryDirectory() as scratch, report.open("w") as log:
+        try:  # the log fills as pytest runs, so a long run can be watched
+            subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, text=True, env=env,
+                           cwd=scratch, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            log.write(f"\nTIMEOUT after {timeout:.0f} s\n")
+    out = report.read_text()
     return counts(out)
 
 

@@ -55,7 +55,8 @@ def run_pytest(files, alias: bool, report: pathlib.Path, timeout: float) -> dict
 
 def counts(output: str) -> dict:
     """The counts of pytest's last summary line ('3 failed, 1015 passed, 2 skipped in ...')."""
-    summary = [ln for ln in output.splitlines() if re.search(r"\d+ (passed|failed|errors?) ", ln)]
+    summary = [ln for ln in output.splitlines()
+               if re.search(r"\d+ (passed|failed|errors?)\b", ln)]
     found = {key: 0 for key in COUNTED}
     if summary:
         for number, key in re.findall(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)",

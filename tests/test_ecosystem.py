@@ -19,6 +19,9 @@ import sys
 import numpy as np
 import pytest
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
+import optax_own_tests  # noqa: E402  (make ecosystem's runner, scripts/optax_own_tests.py)
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "tests" / "ecosystem_programs.py"
 EXAMPLE = ROOT / "examples" / "flax_digits.py"
@@ -85,3 +88,15 @@ def test_flax_digits_example_reaches_the_mlp_examples_accuracy():
     assert line, proc.stdout[-2000:]
     assert float(line[-1].split()[2]) > 0.95
     assert "from yax." in proc.stdout  # flax's arrays were yax's
+
+
+@pytest.mark.parametrize("summary, want", [
+    ("2 failed, 1087 passed, 115 skipped, 25 warnings, 931 subtests passed in 881.64s",
+     {"failed": 2, "passed": 1087, "skipped": 115}),
+    ("1 error in 4.13s", {"error": 1}),
+    ("3 errors, 5 passed, 1 xfailed in 2.0s", {"error": 3, "passed": 5, "xfailed": 1}),
+    ("no tests ran in 0.01s", {}),
+])
+def test_make_ecosystem_reads_pytests_counts(summary, want):
+    got = optax_own_tests.counts(f"...F..\n=== short test summary info ===\n{summary}\n")
+    assert got == {key: want.get(key, 0) for key in optax_own_tests.COUNTED}

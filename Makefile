@@ -6,12 +6,12 @@ STAMP := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test bench docs lint clean
+.PHONY: demo test bench docs lint clean ecosystem
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,examples]"
+	$(PY) -m pip install --quiet -e ".[test,examples,ecosystem]"
 	touch $(STAMP)
 
 $(DOCS_STAMP): $(STAMP)
@@ -33,6 +33,12 @@ test: $(STAMP)
 bench: $(BENCH_STAMP)
 	$(PY) benchmarks/run.py --json docs/_static/bench/results.json
 	$(PY) benchmarks/plot.py docs/_static/bench/results.json docs/_static/bench
+
+# optax's own test files (shipped in its wheel) under the real jax and under yax's alias mode
+# (`python -m yax -m pytest`), pass/fail counts side by side; logs in ecosystem-reports/.
+# Long (tens of minutes on 2 cores): not part of `make test`. ECOSYSTEM_ARGS=--all: every file.
+ecosystem: $(STAMP)
+	$(PY) scripts/optax_own_tests.py --out ecosystem-reports $(ECOSYSTEM_ARGS)
 
 # The documentation site (Sphinx + MyST-NB, code cells executed): docs/_build/html/index.html.
 # -W turns every warning (a broken reference, a cell that raises unexpectedly) into a failure.

@@ -56,3 +56,7 @@ jacobian = jacrev
 from yax._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr(__name__, "jax")  # JAX names yax lacks
+
+from yax._alias import alias_jax  # noqa: E402,F401  (alias mode: `import jax` gives yax)
+from yax import flatten_util, stages, typing  # noqa: E402,F401
+from yax.runtime.backend import Device  # noqa: E402,F401

@@ -15,6 +15,9 @@ _YAX_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 _internal_files: dict[str, bool] = {}
+# more directories whose frames are not the user's (libraries on top of yax register theirs
+# through yax.extend.source_info_util.register_exclusion, as with jax's)
+excluded_dirs: list[str] = []
 
 
 def _is_internal(filename: str) -> bool:
@@ -24,7 +27,8 @@ def _is_internal(filename: str) -> bool:
     if hit is None:
         hit = _internal_files[filename] = (
             filename.startswith(_YAX_DIR) or filename.startswith("<frozen")
-            or "contextlib" in filename or "functools" in filename)
+            or "contextlib" in filename or "functools" in filename
+            or any(filename.startswith(d) for d in excluded_dirs))
     return hit
 
 

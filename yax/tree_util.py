@@ -77,8 +77,31 @@ from yax._pytree.treedef import (  # noqa: F401
     treedef_tuple,
 )
 
+# A path to a leaf: the key-path entries from the root, as jax.tree_util.KeyPath.
+KeyPath = tuple
+KeyEntry = object
+
+
+def register_pytree_with_keys_class(cls: type) -> type:
+    """Class decorator: register ``cls`` with its ``tree_flatten_with_keys`` method (children
+    named by key-path entries) and ``tree_unflatten`` classmethod; a ``tree_flatten`` method,
+    when the class has one, is the flattener without keys."""
+    flatten = getattr(cls, "tree_flatten", None)
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten,
+                              (lambda x: x.tree_flatten()) if flatten is not None else None)
+    return cls
+
+
+def register_static(cls: type) -> type:
+    """Register ``cls`` as a node without children: its instances are static (part of the
+    treedef, so hashable), never leaves. Usable as a decorator."""
+    register_pytree_node(cls, lambda x: ((), x), lambda x, _children: x)
+    return cls
+
+
 __all__ = [
-    "DictKey", "FlattenedIndexKey", "GetAttrKey", "Partial", "PyTreeDef", "SequenceKey",
+    "DictKey", "KeyEntry", "KeyPath", "register_pytree_with_keys_class", "register_static",
+    "FlattenedIndexKey", "GetAttrKey", "Partial", "PyTreeDef", "SequenceKey",
     "all_leaves", "keystr", "register_dataclass", "register_pytree_node",
     "register_pytree_node_class", "register_pytree_with_keys", "tree_all", "tree_flatten",
     "tree_flatten_with_path", "tree_leaves", "tree_leaves_with_path", "tree_map",

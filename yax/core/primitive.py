@@ -100,6 +100,29 @@ class Primitive:
     def bind(self, *args, **params):
         return bind(self, *args, **params)
 
+    # jax's way of defining a primitive's rules (`p.def_impl(f)`, usable as decorators); the
+    # other transformations' rules go through yax._jax_names.interpreters' registries
+
+    def def_impl(self, impl: Callable) -> Callable:
+        """Eager evaluation: `impl(*arrays, **params)` returns the result (a sequence of
+        them for a `multiple_results` primitive), written with yax operations."""
+        def rule(*args, **params):
+            out = impl(*args, **params)
+            return list(out) if self.multiple_results else [out]
+        self.impl = rule
+        return impl
+
+    def def_abstract_eval(self, abstract_eval: Callable) -> Callable:
+        """Shape inference: `abstract_eval(*avals, **params)` returns the output aval(s)."""
+        self.abstract_eval = abstract_eval
+        return abstract_eval
+
+    def def_effectful_abstract_eval(self, abstract_eval: Callable) -> Callable:
+        """As def_abstract_eval, for a rule that returns `(avals, effects)`; yax tracks effects
+        through its own rules, so the effects are not kept."""
+        self.abstract_eval = lambda *avals, **params: abstract_eval(*avals, **params)[0]
+        return abstract_eval
+
     def out_avals(self, avals, params) -> list:
         """Run abstract_eval and normalise its result to a list."""
         out = self.abstract_eval(*avals, **params)

@@ -30,9 +30,12 @@ index_checks = frozenset({"index"})
 float_checks = nan_checks | div_checks
 automatic_checks = float_checks | index_checks
 all_checks = automatic_checks | user_checks
+# what the sets above hold (jax's hold exception classes; yax's name each kind of check)
+ErrorCategory = str
 
 __all__ = ["checkify", "check", "Error", "user_checks", "nan_checks", "div_checks",
-           "index_checks", "float_checks", "automatic_checks", "all_checks", "JaxRuntimeError"]
+           "index_checks", "float_checks", "automatic_checks", "all_checks", "JaxRuntimeError",
+           "ErrorCategory"]
 
 JaxRuntimeError = errors.CheckifyError
 

@@ -16,7 +16,7 @@ from yax.primitives import collectives_exchange as exch
 from yax.runtime.values import as_operand
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute",
-           "pshuffle", "psum_scatter", "all_to_all"]
+           "pshuffle", "psum_scatter", "all_to_all", "pswapaxes"]
 
 
 def _names(axis_name) -> tuple:
@@ -166,6 +166,12 @@ def all_to_all(x, axis_name, split_axis: int, concat_axis: int, *, axis_index_gr
         rank = v.aval.ndim
         return exch.all_to_all_bind(v, name, split_axis % rank, concat_axis % rank, bool(tiled))
     return tree_util.tree_map(leaf, x)
+
+
+def pswapaxes(x, axis_name, axis: int, *, axis_index_groups=None):
+    """Swap the mapped axis `axis_name` with positional axis `axis` of `x` (whose size must be
+    the axis size): an all_to_all that splits and concatenates along `axis`."""
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
 
 
 def axis_size(axis_name):

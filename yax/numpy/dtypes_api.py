@@ -7,6 +7,7 @@ attribute) and calling it, `jnp.float32(3)`, makes a 0-d Array of that dtype.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from yax.core import dtypes
@@ -19,6 +20,8 @@ __all__ = [
     "generic", "number", "inexact", "floating", "integer", "signedinteger", "unsignedinteger",
     "complexfloating", "dtype", "result_type", "promote_types", "can_cast", "issubdtype",
     "isdtype", "finfo", "iinfo", "inf", "nan", "pi", "e", "euler_gamma", "newaxis",
+    "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
+    "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
 ]
 
 
@@ -62,6 +65,13 @@ uint8, uint16, uint32, uint64 = (_scalar_type(d)
 float16, bfloat16 = _scalar_type(np.float16), _scalar_type(dtypes.bfloat16)
 float32, float64 = _scalar_type(np.float32), _scalar_type(np.float64)
 complex64, complex128 = _scalar_type(np.complex64), _scalar_type(np.complex128)
+# the 8-bit floats of ml_dtypes (storage and low-precision matmul formats, as jax's)
+float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn = (
+    _scalar_type(getattr(ml_dtypes, n))
+    for n in ("float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn"))
+float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu = (
+    _scalar_type(getattr(ml_dtypes, n))
+    for n in ("float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"))
 # NumPy's default-width names map to the 64-bit types (canonicalised to 32 bits without x64).
 float_, int_, uint, complex_ = float64, int64, uint64, complex128
 double, single, cdouble, csingle = float64, float32, complex128, complex64

@@ -10,6 +10,7 @@ import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 import jax.extend.backend as _jax_backend  # noqa: E402
+from jaxlib._jax import Device  # noqa: E402,F401  (the class of devices(): jax.Device)
 
 from yax.config import config  # noqa: E402
 

@@ -24,8 +24,10 @@ from yax.runtime.named_sharding import (  # noqa: F401
     SingleDeviceSharding,
 )
 from yax.runtime.partition_spec import UNCONSTRAINED, P, PartitionSpec  # noqa: F401
+from yax.sharding.abstract_mesh import AbstractMesh  # noqa: F401,E402
 from yax.transforms.reshard import reshard  # noqa: F401
 
-__all__ = ["Mesh", "NamedSharding", "PartitionSpec", "P", "Sharding", "SingleDeviceSharding",
+__all__ = ["AbstractMesh", "Mesh", "NamedSharding", "PartitionSpec", "P", "Sharding",
+           "SingleDeviceSharding",
            "ShardingError", "UNCONSTRAINED", "current_mesh", "make_mesh", "use_mesh", "AxisType",
            "get_abstract_mesh", "get_mesh", "reshard", "set_mesh"]

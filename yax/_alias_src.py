@@ -1,0 +1,114 @@
+"""The few `jax._src` names libraries import, served in alias mode only (listed, with what each
+stands for, in docs/ecosystem.md so that the dependency on jax's internals stays visible).
+
+Each entry of `_BUILDERS` makes the names of one `jax._src` path from yax's own objects. A
+name not listed raises an AttributeError naming it, like every other name alias mode lacks.
+"""
+
+from __future__ import annotations
+
+import functools
+import typing
+
+import numpy as np
+
+from yax import dtypes as yax_dtypes
+from yax._jax_names import core as jax_core
+from yax._pytree import registry as _pytree_registry
+from yax.experimental import checkify as _checkify
+from yax.experimental.callbacks import effects_barrier
+from yax.extend import source_info_util
+
+
+def api_boundary(fun=None, **_options):
+    """jax marks its API entry points so that tracebacks can hide its frames; yax filters
+    frames by file instead (yax/errors.py), so the mark changes nothing."""
+    if fun is None:
+        return functools.partial(api_boundary, **_options)
+    return fun
+
+
+def _traceback_util() -> dict:
+    return {"api_boundary": api_boundary,
+            "register_exclusion": source_info_util.register_exclusion}
+
+
+def _dispatch() -> dict:
+    # equinox waits for ordered effects (host callbacks) with it
+    return {"wait_for_tokens": effects_barrier}
+
+
+class ExtendedDType:
+    """Base of jax's extended dtypes (flax.linen's fp8 metadata dtype subclasses it, giving
+    `type` and `name`). yax computes with none of them: such a dtype raises where it is used."""
+
+    type: type
+    name: str
+
+    def __str__(self):
+        return self.name
+
+
+def _dtypes() -> dict:
+    names = {n: getattr(yax_dtypes, n) for n in dir(yax_dtypes) if not n.startswith("_")}
+    names.update(ExtendedDType=ExtendedDType, DType=np.dtype)
+    return names
+
+
+def _tree_util() -> dict:
+    # flax.nnx asks `type(x) in _registry` to know whether x is a registered pytree node
+    return {"_registry": _pytree_registry._registry}
+
+
+def _checkify_names() -> dict:
+    names = {n: getattr(_checkify, n) for n in dir(_checkify) if not n.startswith("_")}
+    # flax.nnx annotates with them: jax's `Out` is a TypeVar; its `JaxException` is the type of
+    # the members of `user_checks` etc., which in yax are ErrorCategory values
+    names.update(Out=typing.TypeVar("Out"), JaxException=_checkify.ErrorCategory)
+    return names
+
+
+class AbstractRef:
+    """jax's mutable array references; yax has none, so nothing is an AbstractRef."""
+
+
+def _state_types() -> dict:
+    return {"AbstractRef": AbstractRef}
+
+
+def _core() -> dict:
+    return {n: getattr(jax_core, n) for n in jax_core.__all__}
+
+
+_BUILDERS = {
+    "jax._src": dict,
+    "jax._src.traceback_util": _traceback_util,
+    "jax._src.dispatch": _dispatch,
+    "jax._src.dtypes": _dtypes,
+    "jax._src.tree_util": _tree_util,
+    "jax._src.checkify": _checkify_names,
+    "jax._src.state": dict,
+    "jax._src.state.types": _state_types,
+    "jax._src.core": _core,
+    # chex imports it at import time (for `restrict_backends`, which patches jax's compiler):
+    # the module exists, its names do not
+    "jax._src.compiler": dict,
+}
+
+
+def names(jax_name: str) -> dict:
+    """The names alias mode serves for the `jax._src` module `jax_name`."""
+    return _BUILDERS[jax_name]()
+
+
+# names added to public facades: jax has them where yax has nothing to offer but a type no value
+# belongs to (flax.nnx's version probes pick `jax.experimental.MutableArray` for jax's refs)
+_EXTRAS = {
+    "jax.experimental": lambda: {"MutableArray": AbstractRef},
+}
+
+
+def extra_names(jax_name: str) -> dict:
+    """Names alias mode adds to the facade of the public jax module `jax_name`."""
+    builder = _EXTRAS.get(jax_name)
+    return builder() if builder is not None else {}

@@ -1,0 +1,89 @@
+"""`jax.interpreters.ad`: forward- and reverse-mode rules of primitives, the jax way.
+
+    ad.primitive_jvps[my_p] = lambda primals, tangents, **params: (out, out_dot)
+    ad.primitive_transposes[my_p] = lambda ct, *args, **params: [ct_x, None]
+    ad.deflinear2(my_p, transpose_rule)   # linear primitives
+
+Tangents and cotangents may be symbolic zeros (`Zero`); `instantiate_zeros` makes them real.
+A transpose rule sees `UndefinedPrimal` for the operands it solves for.
+"""
+
+from __future__ import annotations
+
+from yax._jax_names.interpreters._registry import RuleRegistry, as_list
+from yax.core.primitive import Primitive
+from yax.interpreters.ad_util import (
+    Zero,
+    add_tangents,
+    instantiate,
+    is_zero,
+    tangent_aval,
+    zeros_like_aval,
+)
+from yax.interpreters.jvp import JVPTracer
+from yax.interpreters.transpose import UndefinedPrimal, is_undefined
+from yax.runtime.values import aval_of
+
+__all__ = ["JVPTracer", "UndefinedPrimal", "Zero", "add_jaxvals", "defjvp", "deflinear",
+           "deflinear2", "instantiate_zeros", "is_undefined_primal", "primitive_jvps",
+           "primitive_transposes", "zeros_like_aval"]
+
+
+def _adapt_jvp(primitive: Primitive, rule):
+    def jvp(primals, tangents, **params):
+        out, out_dot = rule(list(primals), list(tangents), **params)
+        return as_list(primitive, out), as_list(primitive, out_dot)
+    return jvp
+
+
+def _adapt_transpose(primitive: Primitive, rule):
+    def transpose(cts, *operands, **params):
+        ct = list(cts) if primitive.multiple_results else cts[0]
+        return list(rule(ct, *operands, **params))
+    return transpose
+
+
+primitive_jvps = RuleRegistry("jvp", _adapt_jvp)
+primitive_transposes = RuleRegistry("transpose", _adapt_transpose)
+
+
+def instantiate_zeros(tangent):
+    """A real array for a possibly symbolic zero tangent."""
+    return instantiate(tangent)
+
+
+def is_undefined_primal(x) -> bool:
+    return is_undefined(x)
+
+
+def add_jaxvals(x, y):
+    return add_tangents(x, y)
+
+
+def defjvp(primitive: Primitive, *jvp_rules) -> None:
+    """One rule per operand, `rule(tangent, *primals, **params) -> output tangent` (None for an
+    operand without one); the output tangent is their sum."""
+    def jvp(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        total = Zero(tangent_aval(aval_of(out)))
+        for rule, t in zip(jvp_rules, tangents, strict=True):
+            if rule is not None and not is_zero(t):
+                total = add_tangents(total, rule(t, *primals, **params))
+        return out, total
+    primitive_jvps[primitive] = jvp
+
+
+def deflinear2(primitive: Primitive, transpose_rule) -> None:
+    """A primitive linear in all its operands: its jvp applies it to the tangents, and
+    `transpose_rule(ct, *operands, **params)` is its transpose."""
+    def jvp(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        tangents = [instantiate(t) for t in tangents]
+        return out, primitive.bind(*tangents, **params)
+    primitive_jvps[primitive] = jvp
+    primitive_transposes[primitive] = transpose_rule
+
+
+def deflinear(primitive: Primitive, transpose_rule) -> None:
+    """As deflinear2, with `transpose_rule(ct, **params)` (it does not see the operands)."""
+    deflinear2(primitive, lambda ct, *operands, **params: transpose_rule(ct, **params))

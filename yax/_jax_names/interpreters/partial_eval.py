@@ -1,0 +1,35 @@
+"""`jax.interpreters.partial_eval`: the names of jax's partial evaluator yax provides.
+
+yax's partial evaluator (yax/interpreters/partial_eval.py) splits programs for `linearize`.
+`PartialVal` (a value known now, or only its aval) is provided for code that builds them;
+jax's `trace_to_jaxpr_nounits` that consumes them is not: it raises an AttributeError naming it
+(see docs/ecosystem.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from yax.interpreters.partial_eval import PartialEvalTrace as JaxprTrace  # noqa: F401
+from yax.interpreters.staging import StagingTrace as DynamicJaxprTrace  # noqa: F401
+from yax.interpreters.staging import StagingTracer as DynamicJaxprTracer  # noqa: F401
+
+__all__ = ["DynamicJaxprTrace", "DynamicJaxprTracer", "JaxprTrace", "PartialVal"]
+
+
+class PartialVal(NamedTuple):
+    """`(aval, None)` for a value known only by its type, `(None, value)` for a known one."""
+
+    aval: Any
+    const: Any
+
+    @classmethod
+    def known(cls, value) -> PartialVal:
+        return cls(None, value)
+
+    @classmethod
+    def unknown(cls, aval) -> PartialVal:
+        return cls(aval, None)
+
+    def is_known(self) -> bool:
+        return self.aval is None

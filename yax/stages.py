@@ -1,0 +1,16 @@
+"""`yax.stages` (as `jax.stages`): the stages of a jitted function.
+
+    lowered = yax.jit(f).lower(x)      # a Lowered: `.as_text()`, `.jaxpr`, `.compile()`
+    compiled = lowered.compile()       # a Compiled: call it with arguments of those types
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from yax.transforms.jit import Compiled, JitFunction, Lowered
+
+__all__ = ["Compiled", "CompilerOptions", "Lowered", "Wrapped"]
+
+Wrapped = JitFunction  # what `jit` returns
+CompilerOptions = dict[str, Any]  # XLA options by name (`jit(..., compiler_options=...)`)

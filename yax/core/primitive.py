@@ -66,6 +66,10 @@ def all_primitives() -> dict[str, Primitive]:
 class Primitive:
     """A named operation of the IR. `multiple_results` primitives return lists from bind."""
 
+    # whether the transpose rule takes the cotangents of unused outputs as Zero objects (a
+    # symbolic-zeros custom_vjp bwd tells them apart) instead of materialised zeros
+    takes_zero_cotangents = False
+
     def __init__(self, name: str, *, multiple_results: bool = False,
                  abstract_eval: Callable | None = None, lower: Callable | None = None,
                  jvp: Callable | None = None, transpose: Callable | None = None,

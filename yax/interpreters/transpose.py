@@ -68,7 +68,8 @@ def backward_pass(jaxpr: Jaxpr, consts, linear_args, cts_out) -> list:
         cts = [ct_env.pop(v, None) for v in eqn.outvars]
         if all(ct is None for ct in cts):
             continue
-        cts = [instantiate(Zero(v.aval)) if ct is None else ct
+        keep = eqn.primitive.takes_zero_cotangents
+        cts = [(Zero(v.aval) if keep else instantiate(Zero(v.aval))) if ct is None else ct
                for ct, v in zip(cts, eqn.outvars)]
         operands = [UndefinedPrimal(a.aval) if not isinstance(a, Literal) and a in linear
                     else read(a) for a in eqn.inputs]

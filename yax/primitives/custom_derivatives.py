@@ -216,12 +216,16 @@ custom_jvp_call_p.define(batch=_custom_call_batcher(custom_jvp_call_p, _batched_
 
 class VJPRule:
     """The user's fwd/bwd as flat functions:
-      fwd(args) -> (outs, residuals, res_tree)
+      fwd(args, perturbed) -> (outs, residuals, res_tree); `perturbed`: per argument, whether
+        it is being differentiated
       bwd(res_tree, residuals, cts) -> one cotangent (or None for zero) per argument
-    `call_jaxpr` is the primal program (const-free, consts leading, `num_consts` of them)."""
+    `call_jaxpr` is the primal program (const-free, consts leading, `num_consts` of them).
+    `symbolic_zeros` (`defvjp(..., symbolic_zeros=True)`): bwd takes zero cotangents as Zero
+    objects, not materialised (only where they are known zero: traced bwds get arrays)."""
 
-    def __init__(self, fwd, bwd, name: str):
+    def __init__(self, fwd, bwd, name: str, symbolic_zeros: bool = False):
         self.fwd, self.bwd, self.name = fwd, bwd, name
+        self.symbolic_zeros = symbolic_zeros
         self.per_call = False  # as JVPRule's; not used by the rules of custom_vjp yet
 
     def __repr__(self):
@@ -231,9 +235,10 @@ class VJPRule:
 def _custom_vjp_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
     _check_closure_tangents(tangents, num_consts, f"custom_vjp {rule.name}")
     consts, args = primals[:num_consts], list(primals[num_consts:])
-    outs, res, res_tree = rule.fwd(args)
     arg_avals = call_jaxpr.in_avals[num_consts:]
     diff = tuple(is_inexact(a.dtype) for a in arg_avals)
+    perturbed = [d and type(t) is not Zero for t, d in zip(tangents[num_consts:], diff)]
+    outs, res, res_tree = rule.fwd(args, perturbed)
     ts = [instantiate(t) for t, d in zip(tangents[num_consts:], diff, strict=True) if d]
     if not any(type(t) is not Zero for t, d in zip(tangents[num_consts:], diff) if d):
         return outs, [Zero(tangent_aval(a)) for a in call_jaxpr.out_avals]
@@ -263,9 +268,9 @@ def _batched_vjp_rule(rule: VJPRule, size: int, n_out: int) -> VJPRule:
 def _make_batched_vjp_rule(rule: VJPRule, size: int, n_out: int) -> VJPRule:
     box = {}
 
-    def fwd(args):
+    def fwd(args, perturbed):
         def flat(*xs):
-            outs, res, res_tree = rule.fwd(list(xs))
+            outs, res, res_tree = rule.fwd(list(xs), perturbed)
             box["res_tree"] = res_tree
             return [*outs, *res]
         outs, out_dims = vmap_flat(flat, list(args), [0] * len(args), size)
@@ -275,15 +280,21 @@ def _make_batched_vjp_rule(rule: VJPRule, size: int, n_out: int) -> VJPRule:
     def bwd(res_tree, res, cts):
         inner_tree = res_tree[1]
         n_in = [None]
+        # zero cotangents (symbolic-zeros rules) stay symbolic, with the per-example type
+        zeros = {i: Zero(c.aval.update(shape=c.aval.shape[1:]))
+                 for i, c in enumerate(cts) if type(c) is Zero}
+        live = [c for c in cts if type(c) is not Zero]
 
         def flat(*xs):
-            cts_in = rule.bwd(inner_tree, list(xs[:len(res)]), list(xs[len(res):]))
+            it = iter(xs[len(res):])
+            inner_cts = [zeros[i] if i in zeros else next(it) for i in range(len(cts))]
+            cts_in = rule.bwd(inner_tree, list(xs[:len(res)]), inner_cts)
             n_in[0] = [c is not None for c in cts_in]
             return [c for c in cts_in if c is not None]
-        outs, out_dims = vmap_flat(flat, [*res, *cts], [0] * (len(res) + len(cts)), size)
+        outs, out_dims = vmap_flat(flat, [*res, *live], [0] * (len(res) + len(live)), size)
         it = iter(move_batch_axis(o, d, 0, size) for o, d in zip(outs, out_dims))
         return [next(it) if present else None for present in n_in[0]]
-    return VJPRule(fwd, bwd, f"vmap({rule.name})")
+    return VJPRule(fwd, bwd, f"vmap({rule.name})", symbolic_zeros=rule.symbolic_zeros)
 
 
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True,
@@ -313,15 +324,16 @@ def _lin_abstract_eval(*avals, call_jaxpr, **_):
     return [tangent_aval(a) for a in call_jaxpr.out_avals if is_inexact(a.dtype)]
 
 
-def _full_cts(cts, call_jaxpr):
-    """Cotangents for every output (float0 zeros for the non-differentiable ones)."""
+def _full_cts(cts, call_jaxpr, keep_zeros: bool = False):
+    """Cotangents for every output (float0 zeros for the non-differentiable ones); with
+    `keep_zeros` (a symbolic-zeros bwd) every zero stays a Zero object."""
     it, full = iter(cts), []
     for a in call_jaxpr.out_avals:
         if is_inexact(a.dtype):
             c = next(it)
-            full.append(instantiate(c) if type(c) is Zero else c)
+            full.append(instantiate(c) if type(c) is Zero and not keep_zeros else c)
         else:
-            full.append(np.zeros(a.shape, float0))
+            full.append(Zero(tangent_aval(a)) if keep_zeros else np.zeros(a.shape, float0))
     return full
 
 
@@ -334,7 +346,7 @@ def _lin_transpose(cts, *operands, rule, res_tree, call_jaxpr, num_consts, num_r
         diff_cts = eval_jaxpr(probed.jaxpr, probed.consts,
                               [*res, *[instantiate(c) if type(c) is Zero else c for c in cts]])
     else:
-        cts_in = rule.bwd(res_tree, list(res), _full_cts(cts, call_jaxpr))
+        cts_in = rule.bwd(res_tree, list(res), _full_cts(cts, call_jaxpr, rule.symbolic_zeros))
         diff_cts = [c for c, d in zip(cts_in, diff, strict=True) if d]
     out_ct = [ct if is_undefined(t) else None for ct, t in zip(diff_cts, tangents, strict=True)]
     return [None] * (len(primals) + len(res)) + out_ct
@@ -366,7 +378,8 @@ def _bwd_jaxpr(rule, res_tree, res_avals, call_jaxpr, diff):
     n_res = len(res_avals)
 
     def fun(*xs):
-        cts_in = rule.bwd(res_tree, list(xs[:n_res]), _full_cts(xs[n_res:], call_jaxpr))
+        cts_in = rule.bwd(res_tree, list(xs[:n_res]),
+                          _full_cts(xs[n_res:], call_jaxpr, rule.symbolic_zeros))
         return [instantiate(Zero(tangent_aval(a))) if c is None else c
                 for c, a, d in zip(cts_in, arg_avals, diff, strict=True) if d]
     return trace_to_jaxpr(fun, [*res_avals, *ct_avals], name="custom_vjp_bwd")
@@ -490,3 +503,6 @@ custom_vjp_lin_p = Primitive("custom_vjp_lin", multiple_results=True,
                              abstract_eval=_lin_abstract_eval, impl=_lin_impl, lower=_lin_lower,
                              jvp=_lin_jvp, transpose=_lin_transpose, batch=_lin_batch,
                              partial_eval=_lin_partial_eval)
+# a symbolic-zeros bwd sees unused outputs' cotangents as zeros (_lin_transpose materialises
+# them for the other rules)
+custom_vjp_lin_p.takes_zero_cotangents = True

@@ -47,9 +47,9 @@ from yax.primitives.custom_derivatives import (
 )
 from yax.runtime.values import as_operand, canonical_leaf, to_array
 from yax.transforms._args import normalize_argnums
-from yax.transforms.symbolic_zeros import SymbolicZero, from_user, to_user
+from yax.transforms.symbolic_zeros import CustomVJPPrimal, SymbolicZero, from_user, to_user
 
-__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero"]
+__all__ = ["custom_jvp", "custom_vjp", "CustomVJPPrimal", "SymbolicZero"]
 
 _rules_ids = itertools.count()  # one per (function, rules): traces made with old rules go unused
 
@@ -334,13 +334,27 @@ class custom_vjp(_CustomFunction):
     def __init__(self, fun, nondiff_argnums=()):
         super().__init__(fun, nondiff_argnums)
         self.fwd = self.bwd = None
+        self.symbolic_zeros = False
 
     def defvjp(self, fwd, bwd, symbolic_zeros: bool = False, optimize_remat: bool = False):
-        """Set the forward pass (returning residuals) and the backward pass."""
-        if symbolic_zeros:
-            raise NotImplementedError("custom_vjp.defvjp(symbolic_zeros=True) is not supported")
+        """Set the forward pass (returning residuals) and the backward pass.
+
+        With `symbolic_zeros=True` (as in jax) `fwd` receives each argument leaf as a
+        `CustomVJPPrimal` (`.value`, `.perturbed`: whether it is differentiated), `bwd` receives
+        each cotangent known to be zero as a `SymbolicZero`, and may return None or a
+        SymbolicZero for a zero cotangent. Where bwd is traced to run forwards (jvp of the
+        function) its cotangents are all arrays."""
         self.fwd, self.bwd = fwd, bwd
+        self.symbolic_zeros = bool(symbolic_zeros)
         self._rules_changed()  # returns None, as JAX's defvjp
+
+    def _fwd_arguments(self, static, in_tree, values, perturbed) -> list:
+        """The arguments `fwd` is called with: with symbolic zeros, each differentiable leaf
+        wrapped as a CustomVJPPrimal (the nondiff_argnums ones are passed as they are)."""
+        values = _user_values(values)
+        if self.symbolic_zeros:
+            values = [CustomVJPPrimal(v, p) for v, p in zip(values, perturbed, strict=True)]
+        return self._merge(static, tree_util.tree_unflatten(in_tree, values))
 
     def _differentiate_now(self, trace, args):
         """Under reverse mode (the tangents are unknowns of a linearize trace), run `fwd` now,
@@ -353,8 +367,9 @@ class custom_vjp(_CustomFunction):
         live = [t for t, d in zip(tangents, diff) if d and type(t) is not Zero]
         if not live or not all(is_unknown_tangent(t) for t in live):
             return None
+        perturbed = [d and type(t) is not Zero for t, d in zip(tangents, diff)]
         with use_trace(trace.parent):
-            full = self._merge(static, tree_util.tree_unflatten(in_tree, _user_values(primals)))
+            full = self._fwd_arguments(static, in_tree, primals, perturbed)
             with errors.running_user_code():
                 result = self.fwd(*full)
             if not isinstance(result, (tuple, list)) or len(result) != 2:
@@ -383,12 +398,12 @@ class custom_vjp(_CustomFunction):
                 f"`{getattr(self.fun, '__name__', 'f')}.defvjp(fwd, bwd)` before calling it")
 
     def _make_rule(self, static, in_tree, avals, out_tree, call_jaxpr, num_consts):
-        user_fwd, user_bwd, name = self.fwd, self.bwd, self._name
+        user_fwd, user_bwd, name, symbolic = self.fwd, self.bwd, self._name, self.symbolic_zeros
         out_avals = call_jaxpr.out_avals
         diff_args = tree_util.tree_unflatten(in_tree, list(range(len(avals))))  # int leaves
 
-        def fwd_flat(args):
-            full = self._merge(static, tree_util.tree_unflatten(in_tree, _user_values(args)))
+        def fwd_flat(args, perturbed):
+            full = self._fwd_arguments(static, in_tree, args, perturbed)
             with errors.running_user_code():
                 result = user_fwd(*full)
             if not isinstance(result, (tuple, list)) or len(result) != 2:
@@ -401,12 +416,14 @@ class custom_vjp(_CustomFunction):
             return outs, [as_operand(r) for r in res], res_tree
 
         def bwd_flat(res_tree, res, cts):
+            if symbolic:  # the zeros kept as Zero objects (VJPRule.symbolic_zeros)
+                cts = [to_user(c, a) for c, a in zip(cts, out_avals, strict=True)]
             with errors.running_user_code():
                 result = user_bwd(*self._static_values(static),
                                   tree_util.tree_unflatten(res_tree, _user_values(res)),
                                   tree_util.tree_unflatten(out_tree, _user_values(cts)))
             return _bwd_cotangents(result, diff_args, in_tree, avals, name)
-        return VJPRule(fwd_flat, bwd_flat, name)
+        return VJPRule(fwd_flat, bwd_flat, name, symbolic_zeros=symbolic)
 
 
 class _LazyCallJaxpr:
@@ -510,7 +527,7 @@ def _bwd_cotangents(result, diff_args, in_tree, avals, name: str) -> list:
         arg_tree = tree_util.tree_structure(arg)
         n = arg_tree.num_leaves
         arg_avals = [next(it) for _ in range(n)]
-        if ct is None:
+        if ct is None or isinstance(ct, SymbolicZero):
             flat.extend([None] * n)
             continue
         leaves, tree = tree_util.tree_flatten(ct, is_leaf=lambda x: x is None)
@@ -519,7 +536,8 @@ def _bwd_cotangents(result, diff_args, in_tree, avals, name: str) -> list:
                 f"the bwd rule of custom_vjp function {name}: cotangent {k} has structure {tree} "
                 f"but argument {k} has structure {arg_tree}")
         for j, (c, a) in enumerate(zip(leaves, arg_avals, strict=True)):
-            if c is None or not dtypes.is_inexact(a.dtype) or getattr(c, "dtype", None) == float0:
+            if c is None or isinstance(c, SymbolicZero) or not dtypes.is_inexact(a.dtype) or \
+                    getattr(c, "dtype", None) == float0:
                 flat.append(None)
             else:
                 flat.append(_fit(as_operand(c), a.shape, tangent_aval(a).dtype,

@@ -1,6 +1,8 @@
 """`SymbolicZero`: what a custom JVP rule defined with `defjvp(rule, symbolic_zeros=True)`
 receives as the tangent of an input that is not being differentiated (and may return for an
-output whose tangent is zero), as `jax.custom_derivatives.SymbolicZero`.
+output whose tangent is zero), as `jax.custom_derivatives.SymbolicZero`; and what a custom VJP's
+`bwd` defined with `defvjp(fwd, bwd, symbolic_zeros=True)` receives as a zero cotangent (and may
+return for an input's). Its `fwd` then receives each argument leaf as a `CustomVJPPrimal`.
 
 It carries only the tangent's abstract value (`aval`, `shape`, `dtype`; float0 for integer
 inputs) and supports no arithmetic: a rule tests for it with `isinstance` and skips the term.
@@ -15,7 +17,7 @@ from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.trace import Tracer
 from yax.interpreters.ad_util import Zero, float0, instantiate
 
-__all__ = ["SymbolicZero"]
+__all__ = ["CustomVJPPrimal", "SymbolicZero"]
 
 
 class SymbolicZero:
@@ -35,6 +37,19 @@ class SymbolicZero:
 
     def __repr__(self):
         return "SymbolicZero"
+
+
+class CustomVJPPrimal:
+    """An argument leaf as `fwd` of a symbolic-zeros custom_vjp sees it: its `value`, and
+    whether it is `perturbed` (being differentiated; when not, its cotangent is not needed)."""
+
+    __slots__ = ("value", "perturbed")
+
+    def __init__(self, value, perturbed: bool):
+        self.value, self.perturbed = value, bool(perturbed)
+
+    def __repr__(self):
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
 
 
 def _tangent_type(aval: ShapedArray) -> ShapedArray:

@@ -135,6 +135,20 @@ def test_static_argnums_and_no_transformation():
     assert float(yax.jit(ck, static_argnums=1)(2.0, 3)) == 8.0
 
 
+def test_unhashable_static_argument_is_accepted_as_in_jax():
+    """equinox's filter_checkpoint passes a dict-holding tree as its static argument; jax
+    accepts it (and traces again each call), so yax must too."""
+    def f(opts, x):
+        return jnp.sin(x) * opts["scale"]
+
+    def f_jax(opts, x):
+        return jjnp.sin(x) * opts["scale"]
+    opts = {"scale": 3.0}
+    got = yax.grad(lambda x: yax.checkpoint(f, static_argnums=(0,))(opts, x))(0.5)
+    want = jax.grad(lambda x: jax.checkpoint(f_jax, static_argnums=(0,))(opts, x))(0.5)
+    np.testing.assert_allclose(float(got), float(want), rtol=1e-6)
+
+
 def mlp(params, x, y):
     (W1, b1), (W2, b2), (W3, b3) = params
     h1 = jnp.tanh(x @ W1 + b1)

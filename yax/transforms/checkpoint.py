@@ -20,7 +20,7 @@ from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached
 from yax.primitives.remat import name_p, remat_p
 from yax.runtime.values import as_operand, canonical_leaf
-from yax.transforms._args import check_hashable_static, normalize_argnums
+from yax.transforms._args import normalize_argnums
 
 __all__ = ["checkpoint", "remat", "checkpoint_name"]
 
@@ -34,7 +34,8 @@ def checkpoint(fun=None, *, prevent_cse: bool = True, policy=None, static_argnum
         unless the checkpoint sits in a scan body, where it cannot happen anyway).
       policy: `policy(primitive, *avals, **params) -> bool`, which values may be stored; see
         `yax.checkpoint_policies` (default: nothing is saved but the inputs).
-      static_argnums: arguments that are Python values (hashable), not arrays.
+      static_argnums: arguments that are Python values, not arrays (an unhashable one, as in
+        jax, makes each call trace the function again).
     Example:
       >>> block = yax.checkpoint(lambda W, h: jnp.tanh(jnp.sin(h @ W)))
     """
@@ -49,8 +50,6 @@ def checkpoint(fun=None, *, prevent_cse: bool = True, policy=None, static_argnum
                 isinstance(x, Tracer) for x in tree_util.tree_leaves(args)):
             return fun(*args)  # nothing will be differentiated: just run it
         static = tuple((i, args[i]) for i in static_argnums if i < len(args))
-        for i, v in static:
-            check_hashable_static(v, f"{i} of checkpoint({getattr(fun, '__name__', 'fun')})")
         dyn = tuple(a for i, a in enumerate(args) if i not in dict(static))
         leaves, in_tree = tree_util.tree_flatten(dyn)
         leaves = [canonical_leaf(x) for x in leaves]
@@ -80,9 +79,19 @@ def _trace(fun, static, in_tree, avals):
             return [as_operand(o) for o in out_leaves]
         closed = trace_to_jaxpr(flat, list(avals), name=getattr(fun, "__name__", "checkpoint"))
         return closed, box
+    # unhashable static values are accepted as in jax (equinox's filter_checkpoint passes
+    # dicts): the function is then traced anew on each call instead of being cached
     jaxpr, consts, box = trace_cached("checkpoint", fun, (static, in_tree, avals), trace,
-                                      closure_converted=True)
+                                      closure_converted=True, cacheable=_is_hashable(static))
     return jaxpr, consts, box[0]
+
+
+def _is_hashable(value) -> bool:
+    try:
+        hash(value)
+        return True
+    except TypeError:
+        return False
 
 
 def checkpoint_name(x, name: str):

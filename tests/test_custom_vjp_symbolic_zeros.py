@@ -6,6 +6,8 @@ transposing bwd."""
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.custom_derivatives
 import numpy as np
@@ -32,7 +34,8 @@ def _make(api, log):
     def fwd(x, y, n):
         log.append(("fwd", tuple((type(a) is primal_cls, a.perturbed) for a in (x, y, n))))
         x, y = x.value, y.value
-        return f(x, y, n.value), (jnp.sin(x), jnp.cos(x), x, y)
+        # the outputs computed directly: jax refuses jvp of f itself (jacfwd of grad)
+        return (jnp.sin(x) * y, x * y), (jnp.sin(x), jnp.cos(x), x, y)
 
     def bwd(res, cts):
         sin_x, cos_x, x, y = res
@@ -70,6 +73,10 @@ _PROGRAMS = {
     "grad of grad": lambda api, f: api.grad(api.grad(_first(api, f)))(0.5, 2.0, 3),
     "value_and_grad second output": lambda api, f: api.value_and_grad(
         lambda x: f(x, 2.0, 3)[1])(0.5),
+    "jacfwd of grad": lambda api, f: api.jacfwd(api.grad(_first(api, f)))(0.5, 2.0, 3),
+    "hessian x, y": lambda api, f: api.hessian(_first(api, f), argnums=(0, 1))(0.5, 2.0, 3),
+    "vjp with explicit cotangents": lambda api, f: api.vjp(
+        lambda x: f(x, 2.0, 3), 0.5)[1]((np.float32(1.0), np.float32(0.0))),
 }
 
 
@@ -83,6 +90,42 @@ def test_symbolic_zeros_as_jax(name):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
     assert log_yax, "the rules were not called"
     assert log_yax == log_jax  # perturbed flags seen by fwd, symbolic zeros seen by bwd
+
+
+def _make_tree(api, log):
+    """g(nondiff, {"a": x, "b": (y, k)}): a pytree argument (fwd sees one CustomVJPPrimal per
+    leaf) after a nondiff_argnums argument (passed as it is, to fwd and first to bwd)."""
+    primal_cls = _NAMES[api].CustomVJPPrimal
+    jnp = api.numpy
+
+    @functools.partial(api.custom_vjp, nondiff_argnums=(0,))
+    def g(power, tree):
+        return jnp.sum(tree["a"] ** power * tree["b"][0])
+
+    def fwd(power, tree):
+        leaves = api.tree_util.tree_leaves(tree, is_leaf=lambda v: isinstance(v, primal_cls))
+        log.append((power, tuple((type(v) is primal_cls, v.perturbed) for v in leaves)))
+        a, (y, k) = tree["a"].value, tree["b"]
+        return g(power, {"a": a, "b": (y.value, k.value)}), (a, y.value)
+
+    def bwd(power, res, ct):
+        a, y = res
+        return ({"a": power * a ** (power - 1) * y * ct, "b": (jnp.sum(a ** power) * ct, None)},)
+    g.defvjp(fwd, bwd, symbolic_zeros=True)
+    return g
+
+
+@pytest.mark.parametrize("argnum", ["a", "b"])
+def test_pytree_argument_and_nondiff_argnums_as_jax(argnum):
+    def program(api, g):
+        def loss(a, y):
+            return g(2, {"a": a, "b": (y, 5)})
+        return api.jit(api.grad(loss, argnums=0 if argnum == "a" else 1))(_XS, np.float32(1.5))
+    log_yax, log_jax = [], []
+    got = program(yax, _make_tree(yax, log_yax))
+    want = program(jax, _make_tree(jax, log_jax))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    assert log_yax and log_yax == log_jax
 
 
 def test_forward_mode_transposes_bwd():
@@ -117,3 +160,25 @@ def test_custom_vjp_primal_is_exposed_under_jax_names():
     assert yax_names.CustomVJPPrimal is CustomVJPPrimal
     p = CustomVJPPrimal(1.0, False)
     assert p.value == 1.0 and p.perturbed is False
+
+
+def test_integer_output_cotangent_is_a_float0_symbolic_zero_as_jax():
+    def run(api):
+        zero_cls, log = _NAMES[api].SymbolicZero, []
+
+        @api.custom_vjp
+        def f(x):
+            return x * 2.0, (x > 0).astype(np.int32)
+
+        def fwd(x):
+            return (x.value * 2.0, (x.value > 0).astype(np.int32)), None
+
+        def bwd(res, cts):
+            log.append([(isinstance(c, zero_cls), str(np.dtype(c.dtype))) for c in cts])
+            return (2.0 * cts[0],)
+        f.defvjp(fwd, bwd, symbolic_zeros=True)
+        grads = api.vmap(api.grad(lambda x: f(x)[0]))(np.ones(2, np.float32))
+        return np.asarray(grads), log
+    (got, log_yax), (want, log_jax) = run(yax), run(jax)
+    np.testing.assert_array_equal(got, want)
+    assert log_yax == log_jax == [[(False, "float32"), (True, str(np.dtype(jax.dtypes.float0)))]]

@@ -259,7 +259,7 @@ def test_closing_over_a_differentiated_value_is_an_error_not_a_wrong_gradient():
 
 def test_docs_page_runs():
     """The code blocks of docs/custom_derivatives.md run in order, in one namespace."""
-    _run_doc("custom_derivatives.md", 5)
+    _run_doc("custom_derivatives.md", 6)
 
 
 def _run_doc(name: str, n_blocks: int) -> None:

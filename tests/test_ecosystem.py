@@ -62,11 +62,9 @@ def results():
 
 
 # Known failures, kept strict so a fix shows up: equinox imports custom_vjp.defvjp(...,
-# symbolic_zeros=True), not built yet; flax.nnx's Rngs wants a key with a prng_key dtype
-# as a pytree leaf, and yax's typed keys are still nodes around their uint32 data.
+# symbolic_zeros=True), not built yet.
 _KNOWN_FAILURES = {
     "equinox": "custom_vjp.defvjp(symbolic_zeros=True) is not built yet",
-    "flax_nnx": "nnx.Rngs needs typed keys that are pytree leaves",
 }
 
 

@@ -144,14 +144,15 @@ def flax_nnx():
     from flax import nnx
     x, y = _data()
 
-    class MLP(nnx.Module):
+    class MLP(nnx.Module):  # Dropout draws from its Rngs stream inside nnx.jit every step
         def __init__(self, rngs):
             self.l1 = nnx.Linear(5, 16, rngs=rngs)
+            self.drop = nnx.Dropout(0.1, rngs=rngs)
             self.l2 = nnx.Linear(16, 1, rngs=rngs)
 
         def __call__(self, x):
-            return self.l2(nnx.relu(self.l1(x)))
-    model = MLP(nnx.Rngs(0))
+            return self.l2(self.drop(nnx.relu(self.l1(x))))
+    model = MLP(nnx.Rngs(0, dropout=1))
     optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
 
     @nnx.jit

@@ -61,22 +61,8 @@ def results():
     return _run(alias=False), _run(alias=True)
 
 
-# Known failures, kept strict so a fix shows up: flax.nnx's Rngs wants a key with a prng_key
-# dtype as a pytree leaf, and yax's typed keys are still nodes around their uint32 data.
-_KNOWN_FAILURES = {
-    "flax_nnx": "nnx.Rngs needs typed keys that are pytree leaves",
-}
-
-
-def _library_params():
-    for name in NEEDS:
-        marks = ([pytest.mark.xfail(strict=True, reason=_KNOWN_FAILURES[name])]
-                 if name in _KNOWN_FAILURES else [])
-        yield pytest.param(name, marks=marks)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(_library_params()))
+@pytest.mark.parametrize("name", list(NEEDS))
 def test_library_trains_as_under_jax(results, name):
     missing = _missing(name)
     if missing:

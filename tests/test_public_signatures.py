@@ -40,19 +40,15 @@ CHECKED = (
 _SHARDING = {"out_sharding"}  # explicit-sharding mode (jax's AxisType.Explicit): not in yax
 KNOWN_GAPS = {
     "grad": {"reduce_axes"}, "value_and_grad": {"reduce_axes"}, "vjp": {"reduce_axes"},
-    "linearize": {"has_aux"}, "vmap": {"spmd_axis_name", "sum_match"},
+    "linearize": {"has_aux"}, "vmap": {"sum_match"},
     "checkpoint": {"static_argnames", "concrete"}, "remat": {"concrete"},
     "make_jaxpr": {"axis_env"},
     "custom_jvp": {"nondiff_argnames"}, "custom_vjp": {"nondiff_argnames"},
     "lax.scan": {"_split_transpose"}, "lax.cond": {"operand"}, "lax.switch": {"operand"},
     "lax.fori_loop": {"unroll"}, "lax.map": {"batch_size"},
-    "lax.dot_general": _SHARDING, "lax.conv_general_dilated": _SHARDING,
     "lax.reduce": _SHARDING, "lax.psum": {"axis_index_groups"},
     "lax.all_gather": {"axis_index_groups", "to"},
     "random.key": {"dtype"}, "random.wrap_key_data": {"dtype"},
-    **{f"random.{n}": _SHARDING for n in (
-        "normal uniform bernoulli categorical randint permutation truncated_normal gamma beta "
-        "dirichlet multivariate_normal gumbel exponential poisson bits").split()},
     "numpy.einsum": {"_dot_general"} | _SHARDING, "numpy.matmul": _SHARDING,
     "numpy.dot": _SHARDING, "numpy.take": {"out"},
     "numpy.take_along_axis": {"wrap_negative_indices"}, "numpy.argsort": {"dtype"},

@@ -69,3 +69,30 @@ def test_typed_key_copy_and_data_as_jax():
     np.testing.assert_array_equal(
         np.asarray(yax.random.normal(yax.random.split(k)[1], (3,))),
         np.asarray(jax.random.normal(jax.random.split(jk)[1], (3,))))
+
+
+def _rngs_stream_steps(api, xnp):
+    """What flax.nnx's Rngs does with a key: wrap raw uint32 data, fold in a uint32 counter,
+    split, broadcast to a batch of keys (jnp.broadcast_to) and draw from the results."""
+    key = api.random.wrap_key_data(api.random.PRNGKey(5))
+    count = xnp.zeros(key.shape, dtype=xnp.uint32)
+    drawn = api.random.fold_in(key, count + 1)
+    batch = xnp.broadcast_to(drawn, (3,) + drawn.shape)
+    pair = xnp.broadcast_to(api.random.split(drawn, 2), (4, 2))
+    return (batch.shape, pair.shape, np.asarray(api.random.key_data(batch)),
+            np.asarray(api.random.key_data(pair)),
+            np.asarray(api.random.normal(api.random.split(drawn)[0], (2,))))
+
+
+def test_rngs_stream_steps_as_jax():
+    ours, theirs = _rngs_stream_steps(yax, jnp), _rngs_stream_steps(jax, jjnp)
+    assert ours[:2] == theirs[:2] == ((3,), (4, 2))
+    for a, b in zip(ours[2:], theirs[2:]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_broadcast_to_of_a_typed_key_under_jit_as_jax():
+    def f(api, xnp):
+        return api.jit(lambda k: api.random.key_data(xnp.broadcast_to(k, (2, 3))))(
+            api.random.key(7))
+    np.testing.assert_array_equal(np.asarray(f(yax, jnp)), np.asarray(f(jax, jjnp)))

@@ -10,6 +10,20 @@ from yax.core.avals import TypedScalar
 from yax.runtime.values import canonical_scalar
 
 
+def check_no_out_sharding(name: str, out_sharding) -> None:
+    """`out_sharding` shards a result over explicit mesh axes (jax's explicit-sharding mode),
+    which yax's operations do not do. A value that shards no dimension places nothing and is
+    accepted: None, or a sharding / PartitionSpec whose entries are all None (what flax passes:
+    `jax.typeof(x).sharding` of an unsharded `x`). A real sharding is refused, not ignored."""
+    spec = getattr(out_sharding, "spec", out_sharding)
+    if out_sharding is None or (isinstance(spec, tuple) and all(e is None for e in spec)):
+        return
+    raise NotImplementedError(
+        f"{name}: out_sharding={out_sharding!r} shards the result over mesh axes, which yax's "
+        f"{name} does not do; pass None, or place the result with yax.device_put / "
+        f"jit's out_shardings")
+
+
 def is_python_scalar(x) -> bool:
     return dtypes.is_python_scalar(x)
 

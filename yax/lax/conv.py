@@ -10,6 +10,7 @@ from __future__ import annotations
 from yax import errors
 from yax.core.avals import aval_of_value
 from yax.core.trace import bind
+from yax.lax._util import check_no_out_sharding
 from yax.lax.dot import _preferred, canonicalize_precision
 from yax.primitives.conv import ConvDimensionNumbers, conv_general_dilated_p
 from yax.runtime.values import as_operand
@@ -73,7 +74,8 @@ def _dilated(size: int, dilation: int) -> int:
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
-                         batch_group_count=1, precision=None, preferred_element_type=None):
+                         batch_group_count=1, precision=None, preferred_element_type=None,
+                         out_sharding=None):
     """General N-d convolution (XLA's ConvGeneralDilated).
 
     Args:
@@ -86,8 +88,11 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     Returns:
       The convolution, laid out as the output spec says.
 
+    `out_sharding` must be None (see `check_no_out_sharding`).
+
     Example: `conv_general_dilated(x, w, (1, 1), 'SAME')` with x NCHW and w OIHW.
     """
+    check_no_out_sharding("conv_general_dilated", out_sharding)
     lhs, rhs = as_operand(lhs), as_operand(rhs)
     la, ra = aval_of_value(lhs), aval_of_value(rhs)
     dn = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)

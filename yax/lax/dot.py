@@ -8,6 +8,7 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.avals import aval_of_value
 from yax.core.trace import bind
+from yax.lax._util import check_no_out_sharding
 from yax.primitives.dot import PRECISIONS, dot_general_p
 from yax.runtime.values import as_operand, aval_of
 
@@ -39,7 +40,8 @@ def _preferred(preferred_element_type):
     return dtypes.canonicalize(np.dtype(preferred_element_type))
 
 
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
+                out_sharding=None):
     """Contract `lhs` and `rhs` over paired dims, batching over others.
 
     Args:
@@ -47,8 +49,11 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     Returns:
       An array of shape batch dims + lhs free dims + rhs free dims.
 
+    `out_sharding` must be None (see `check_no_out_sharding`).
+
     Example: `dot_general(a, b, (((2,), (1,)), ((0,), (0,))))` is a batched matmul.
     """
+    check_no_out_sharding("dot_general", out_sharding)
     (lc, rc), (lb, rb) = dimension_numbers
     dnums = ((tuple(int(d) for d in lc), tuple(int(d) for d in rc)),
              (tuple(int(d) for d in lb), tuple(int(d) for d in rb)))

@@ -20,7 +20,7 @@ __all__ = ["scan", "map"]  # fori_loop is in while_loop.py: it is a scan or a wh
 
 
 
-def scan(f, init, xs, length=None, reverse=False, unroll=1):
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """Loop `f` over the leading axis of `xs`, carrying state; as jax.lax.scan.
 
     `f(carry, x) -> (carry, y)`; `init` and `xs` are pytrees (`xs` may be None when `length` is

@@ -171,9 +171,14 @@ def broadcast_shapes(*shapes) -> tuple:
 
 
 def broadcast_to(array, shape):
-    """Broadcast `array` to `shape` NumPy-style (no copy in the program's semantics)."""
-    a = _asarray("broadcast_to", array)
+    """Broadcast `array` to `shape` NumPy-style (no copy in the program's semantics).
+
+    An array kind that wraps its data (a typed PRNG key array) broadcasts itself through its
+    `__yax_broadcast_to__(shape)` (yax.numpy cannot know its layout)."""
     shape = (shape,) if isinstance(shape, int) else tuple(int(d) for d in shape)
+    if hasattr(type(array), "__yax_broadcast_to__"):
+        return array.__yax_broadcast_to__(shape)
+    a = _asarray("broadcast_to", array)
     if a.shape == shape:
         return a
     if len(shape) < a.ndim or _promote.broadcast_shapes(a.shape, shape,

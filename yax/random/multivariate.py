@@ -9,6 +9,7 @@ from __future__ import annotations
 from yax import errors
 from yax import numpy as jnp
 from yax.core import dtypes
+from yax.lax._util import check_no_out_sharding
 from yax.numpy import linalg
 from yax.random import _checks
 from yax.random._kernel import Kernel
@@ -44,7 +45,8 @@ def _promote_inexact(mean, cov):
     return mean.astype(dt), cov.astype(dt)
 
 
-def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky",
+                        out_sharding=None):
     """Multivariate normal draws of shape `shape + mean.shape[-1:]`.
 
     Args:
@@ -60,6 +62,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     Example:
       >>> x = yax.random.multivariate_normal(key, jnp.zeros(2), jnp.eye(2), (5,))
     """
+    check_no_out_sharding("multivariate_normal", out_sharding)
     key = _checks.as_key("multivariate_normal", key)
     if method not in _METHODS:
         raise _checks.RandomArgumentError(

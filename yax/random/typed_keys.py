@@ -125,6 +125,10 @@ class PRNGKeyArray:
             shape = tuple(shape[0])
         return PRNGKeyArray(jnp.reshape(self._data, (*shape, 2), order=order))
 
+    def __yax_broadcast_to__(self, shape):
+        """`jnp.broadcast_to(keys, shape)`: the key-data axis stays last, unbroadcast."""
+        return PRNGKeyArray(jnp.broadcast_to(self._data, (*shape, 2)))
+
     def ravel(self):
         return self.reshape(-1)
 

@@ -47,12 +47,19 @@ def _paths(tree) -> list[str]:
     return [f"args{tree_util.keystr(p)}" for p, _ in tree_util.tree_flatten_with_path(tree)[0]]
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
     """Vectorise `fun` over axis `in_axes` of its arguments, stacking results at `out_axes`.
+
+    `spmd_axis_name` (jax's sharding of the batch axis over a mesh axis) must be None: yax's
+    vmap does not shard; libraries such as flax.nnx pass None by default.
 
     Example:
       >>> yax.vmap(lambda x: x @ x)(jnp.ones((5, 3)))   # five dot products
     """
+    if spmd_axis_name is not None:
+        raise NotImplementedError(
+            f"vmap: spmd_axis_name={spmd_axis_name!r} shards the batch axis over a mesh axis, "
+            f"which yax's vmap does not do; pass None (or shard with yax.shard_map)")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
 

@@ -16,7 +16,9 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(_HERE))
+sys.path.insert(0, _HERE)
 
 import yax  # noqa: E402
 
@@ -27,18 +29,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import optax  # noqa: E402
-from sklearn.datasets import load_digits  # noqa: E402
-
-
-def load_data(seed: int = 0, test_fraction: float = 0.2):
-    """Digits scaled to [0, 1], split as mlp_digits.py splits them."""
-    digits = load_digits()
-    x = (digits.data / 16.0).astype(np.float32)
-    y = digits.target.astype(np.int32)
-    order = np.random.default_rng(seed).permutation(len(x))
-    n_test = int(len(x) * test_fraction)
-    test, train = order[:n_test], order[n_test:]
-    return x[train], y[train], x[test], y[test]
+from mlp_digits import load_data, shuffled_batches  # noqa: E402
 
 
 class MLP(nn.Module):
@@ -85,12 +76,9 @@ def main(epochs: int = 30, batch_size: int = 64, seed: int = 0, verbose: bool = 
     params = MODEL.init(jax.random.PRNGKey(seed), jnp.zeros((1, 64)))
     opt_state = OPTIMIZER.init(params)
     rng = np.random.default_rng(seed + 1)
-    n_batches = len(x_train) // batch_size
     start = time.perf_counter()
     for epoch in range(epochs):
-        order = rng.permutation(len(x_train))[:n_batches * batch_size]
-        xb = x_train[order].reshape(n_batches, batch_size, -1)
-        yb = y_train[order].reshape(n_batches, batch_size)
+        xb, yb = shuffled_batches(rng, x_train, y_train, batch_size)
         params, opt_state, loss = train_epoch(params, opt_state, xb, yb)
         if verbose and (epoch % 5 == 4 or epoch == epochs - 1):
             print(f"epoch {epoch + 1:3d}  train loss {float(loss):.4f}  "

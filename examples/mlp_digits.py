@@ -35,6 +35,16 @@ def load_data(seed: int = 0, test_fraction: float = 0.2):
     return x[train], y[train], x[test], y[test]
 
 
+def shuffled_batches(rng, x, y, batch_size: int):
+    """One epoch of minibatches in a fresh random order, as [n_batches, batch_size, ...] arrays.
+
+    The last partial batch is dropped, so every epoch has the same shapes (one compile)."""
+    n_batches = len(x) // batch_size
+    order = rng.permutation(len(x))[:n_batches * batch_size]
+    return (x[order].reshape(n_batches, batch_size, -1),
+            y[order].reshape(n_batches, batch_size))
+
+
 def init_params(sizes, seed: int = 0):
     """A list of {"w", "b"} layers, weights scaled by 1/sqrt(fan_in)."""
     rng = np.random.default_rng(seed)
@@ -92,12 +102,9 @@ def main(epochs: int = 30, batch_size: int = 64, seed: int = 0, verbose: bool = 
     opt_state = (jnp.asarray(0.0), tree_map(jnp.zeros_like, params),
                  tree_map(jnp.zeros_like, params))
     rng = np.random.default_rng(seed + 1)
-    n_batches = len(x_train) // batch_size
     start = time.perf_counter()
     for epoch in range(epochs):
-        order = rng.permutation(len(x_train))[:n_batches * batch_size]
-        xb = x_train[order].reshape(n_batches, batch_size, -1)
-        yb = y_train[order].reshape(n_batches, batch_size)
+        xb, yb = shuffled_batches(rng, x_train, y_train, batch_size)
         params, opt_state, loss = train_epoch(params, opt_state, xb, yb)
         if verbose and (epoch % 5 == 4 or epoch == epochs - 1):
             print(f"epoch {epoch + 1:3d}  train loss {float(loss):.4f}  "

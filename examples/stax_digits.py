@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(_HERE))
 sys.path.insert(0, _HERE)
 
 import numpy as np  # noqa: E402
-from mlp_digits import load_data  # noqa: E402
+from mlp_digits import load_data, shuffled_batches  # noqa: E402
 
 import yax  # noqa: E402
 import yax.numpy as jnp  # noqa: E402
@@ -62,12 +62,9 @@ def main(epochs: int = 20, batch_size: int = 64, seed: int = 0, verbose: bool = 
     opt_state = opt_init(params)
     step = jnp.asarray(0, dtype=jnp.int32)  # not weakly typed, like the step it returns
     rng = np.random.default_rng(seed + 1)
-    n_batches = len(x_train) // batch_size
     start = time.perf_counter()
     for epoch in range(epochs):
-        order = rng.permutation(len(x_train))[:n_batches * batch_size]
-        xb = x_train[order].reshape(n_batches, batch_size, -1)
-        yb = y_train[order].reshape(n_batches, batch_size)
+        xb, yb = shuffled_batches(rng, x_train, y_train, batch_size)
         step, opt_state, loss = train_epoch(step, opt_state, xb, yb)
         if verbose and (epoch % 5 == 4 or epoch == epochs - 1):
             print(f"epoch {epoch + 1:3d}  train loss {float(loss):.4f}")

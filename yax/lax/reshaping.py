@@ -80,7 +80,9 @@ def broadcast_shapes(*shapes):
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
-        raise errors.ShapeError(f"broadcast_shapes: incompatible shapes {shapes}") from None
+        # worded as jax words it: libraries' tests match this text
+        raise errors.ShapeError(
+            f"Incompatible shapes for broadcasting: shapes={shapes}") from None
 
 
 def broadcast_like(arr, like_arr):

@@ -93,11 +93,12 @@ def broadcast_shapes(*shapes, name: str = "broadcast") -> tuple:
         sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0}
         sizes.discard(1)
         if len(sizes) > 1:
-            shown = " and ".join(str(tuple(s)) for s in shapes)
+            # starts as jax's message does (libraries' tests match that text), then says more
+            shown = [tuple(int(d) for d in s) for s in shapes]
             raise errors.ShapeError(
-                f"{name}: shapes {shown} cannot be broadcast together (axis {i - ndim} has "
-                f"sizes {sorted(sizes)}). Reshape one operand or add an axis with "
-                f"x[:, None] / jnp.expand_dims so the sizes line up.")
+                f"Incompatible shapes for broadcasting: shapes={shown} ({name}: axis "
+                f"{i - ndim} has sizes {sorted(sizes)}). Reshape one operand or add an axis "
+                f"with x[:, None] / jnp.expand_dims so the sizes line up.")
         result.append(sizes.pop() if sizes else 1)
     return tuple(result)
 

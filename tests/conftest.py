@@ -39,6 +39,7 @@ if os.environ.get("YAX_TEST_DEFAULT_XLA_FLAGS", "1") == "1":
     _faster_test_compiles()
 
 import yax  # noqa: E402
+from yax import _alias  # noqa: E402
 
 
 def _cache_jax_oracle_compiles() -> None:
@@ -127,3 +128,13 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_line(f"test time by file (total {total:.0f} s across workers):")
     for path, seconds in sorted(_file_seconds.items(), key=lambda kv: -kv[1])[:15]:
         terminalreporter.write_line(f"  {seconds:7.1f} s  {path}")
+
+
+@pytest.fixture(autouse=True)
+def _alias_mode_stays_off():
+    """Alias mode (`yax.alias_jax()`) lasts for the process and swaps the real jax out of
+    `sys.modules`, breaking every later test that uses jax as its oracle: a test that turns it
+    on must do so in a child process. Fail the test that did it, not the innocent ones after."""
+    yield
+    if _alias.is_aliased():
+        pytest.fail("this test turned on alias mode in the test process; run it in a child")

@@ -83,8 +83,8 @@ def _take_mode(mode, fill_value, indices, size: int, dt):
     return name, fill_value, indices
 
 
-def take(a, indices, axis=None, mode=None, fill_value=None, unique_indices=False,
-         indices_are_sorted=False):
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
+         indices_are_sorted=False, fill_value=None):
     """Elements of `a` at `indices` along `axis` (of the flattened `a` when axis is None).
 
     The result has shape a.shape[:axis] + indices.shape + a.shape[axis+1:]. As in JAX, the
@@ -93,7 +93,11 @@ def take(a, indices, axis=None, mode=None, fill_value=None, unique_indices=False
     the end.
 
     Example: `take(x, jnp.array([2, 0]), axis=1)` is `x[:, [2, 0]]`.
+    The parameters come in jax's order; `out` must be None (Arrays are immutable), as in jax.
     """
+    if out is not None:
+        raise NotImplementedError("take: out= is not supported (yax arrays are immutable); use "
+                                  "the returned array")
     a = _promote.to_operand(a)
     if axis is None:
         a, axis = lax.reshape(a, (int(np.prod(a.shape)),)), 0

@@ -37,22 +37,13 @@ CHECKED = (
     "tree_util.register_pytree_node tree_util.tree_leaves"
 ).split()
 
-_SHARDING = {"out_sharding"}  # explicit-sharding mode (jax's AxisType.Explicit): not in yax
 KNOWN_GAPS = {
     "vmap": {"sum_match"},
     "make_jaxpr": {"axis_env"},
-    "custom_jvp": {"nondiff_argnames"}, "custom_vjp": {"nondiff_argnames"},
     "lax.scan": {"_split_transpose"},
-    "lax.reduce": _SHARDING, "lax.psum": {"axis_index_groups"},
+    "lax.psum": {"axis_index_groups"},
     "lax.all_gather": {"axis_index_groups", "to"},
-    "random.key": {"dtype"}, "random.wrap_key_data": {"dtype"},
-    "numpy.einsum": {"_dot_general"} | _SHARDING, "numpy.matmul": _SHARDING,
-    "numpy.dot": _SHARDING, "numpy.take": {"out"},
-    "numpy.argsort": {"dtype"},
-    "numpy.zeros": {"device"} | _SHARDING, "numpy.array": {"device"} | _SHARDING,
-    "numpy.asarray": {"device"} | _SHARDING, "numpy.arange": {"device"} | _SHARDING,
-    "numpy.linspace": {"device"}, "numpy.var": {"mean"}, "numpy.std": {"mean"},
-    "numpy.reshape": {"copy"} | _SHARDING,
+    "numpy.einsum": {"_dot_general"},
 }
 
 

@@ -10,6 +10,7 @@ import pytest
 from jax._src import config as jax_config
 
 import yax
+from tests.multidevice import run_on_devices
 
 APIS = pytest.mark.parametrize("api", [yax, jax], ids=["yax", "jax"])
 
@@ -159,4 +160,159 @@ def test_take_along_axis_wrap_negative_indices(mode, wrap):
 
 def test_take_along_axis_default_axis_is_last():
     _assert_same(lambda api: api.numpy.take_along_axis(
-        np.arange(6.0).reshape(2, 3), np.array([[2, 0], [1, 1]])))
+        np.arange(6.0, dtype=np.float32).reshape(2, 3), np.array([[2, 0], [1, 1]])))
+
+
+@pytest.mark.parametrize("axis, mean", [
+    (None, 1.0), (0, np.array([[1.0, 2.0]], np.float32)),
+    (0, np.array([[1.0], [2.0]], np.float32)), (1, np.float32(0.5))])
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_and_std_with_a_given_mean(name, axis, mean):
+    x = np.array([[1.0, 2.0], [3.0, 5.0]], np.float32)
+    _assert_same(lambda api: getattr(api.numpy, name)(x, axis=axis, mean=mean, ddof=1),
+                 rtol=1e-6)
+
+
+@APIS
+def test_var_mean_of_another_rank_is_refused(api):
+    with pytest.raises(TypeError):
+        api.numpy.var(np.ones((2, 2), np.float32), axis=0, mean=np.zeros(2, np.float32))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "float32", None])
+@pytest.mark.parametrize("descending", [False, True])
+def test_argsort_dtype_gives_the_indices_that_dtype(dtype, descending):
+    x = np.array([[3.0, 1.0, 2.0, 1.0], [0.0, -1.0, 5.0, 2.0]], np.float32)
+    ours, theirs = _both(lambda api: api.numpy.argsort(x, axis=1, dtype=dtype,
+                                                      descending=descending))
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("copy", [None, True, False])
+def test_reshape_copy_keeps_the_values(copy):
+    _assert_same(lambda api: api.numpy.reshape(api.numpy.arange(6), (3, 2), copy=copy))
+
+
+@APIS
+def test_take_out_is_refused(api):
+    with pytest.raises(NotImplementedError):
+        api.numpy.take(api.numpy.arange(3), np.array([1]), out=np.zeros(1))
+
+
+def test_take_parameters_in_jax_order():
+    # take(a, indices, axis, out, mode): a positional mode after out means the same in both
+    idx = np.array([0, 7])
+    _assert_same(lambda api: api.numpy.take(np.arange(4.0, dtype=np.float32), idx, 0, None, "clip"))
+
+
+# --- out_sharding and device -----------------------------------------------------------------
+
+_ONES_2x3 = np.ones((2, 3), np.float32)
+_OUT_SHARDING_CALLS = {
+    "zeros": lambda api, s: api.numpy.zeros((2, 3), out_sharding=s),
+    "array": lambda api, s: api.numpy.array([1.0, 2.0], out_sharding=s),
+    "asarray": lambda api, s: api.numpy.asarray([1.0, 2.0], out_sharding=s),
+    "arange": lambda api, s: api.numpy.arange(4, out_sharding=s),
+    "reshape": lambda api, s: api.numpy.reshape(api.numpy.arange(4), (2, 2), out_sharding=s),
+    "einsum": lambda api, s: api.numpy.einsum("ij,jk->ik", _ONES_2x3, _ONES_2x3.T,
+                                              out_sharding=s),
+    "matmul": lambda api, s: api.numpy.matmul(_ONES_2x3, _ONES_2x3.T, out_sharding=s),
+    "dot": lambda api, s: api.numpy.dot(_ONES_2x3, _ONES_2x3.T, out_sharding=s),
+    "lax.reduce": lambda api, s: api.lax.reduce(np.ones((2, 3), np.float32), np.float32(0),
+                                                api.lax.add, (1,), out_sharding=s),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_OUT_SHARDING_CALLS))
+def test_out_sharding_none_changes_nothing(name):
+    _assert_same(lambda api: _OUT_SHARDING_CALLS[name](api, None))
+
+
+@pytest.mark.parametrize("name", sorted(_OUT_SHARDING_CALLS))
+def test_out_sharding_that_shards_is_refused(name):
+    mesh = yax.make_mesh((1,), ("x",))
+    sharding = yax.sharding.NamedSharding(mesh, yax.sharding.PartitionSpec("x"))
+    with pytest.raises(NotImplementedError, match="out_sharding"):
+        _OUT_SHARDING_CALLS[name](yax, sharding)
+
+
+_DEVICE_CALLS = {
+    "zeros": lambda api, d: api.numpy.zeros((2,), device=d),
+    "array": lambda api, d: api.numpy.array([1.0, 2.0], device=d),
+    "asarray": lambda api, d: api.numpy.asarray(1.0, device=d),
+    "arange": lambda api, d: api.numpy.arange(3, device=d),
+    "linspace": lambda api, d: api.numpy.linspace(0.0, 1.0, 3, device=d),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DEVICE_CALLS))
+def test_device_commits_the_result_as_jax(name):
+    ours, theirs = (_DEVICE_CALLS[name](api, api.devices()[0]) for api in (yax, jax))
+    assert ours.committed and theirs.committed
+    assert ours.weak_type == theirs.weak_type
+    assert not _DEVICE_CALLS[name](yax, None).committed
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+def test_device_places_the_result_on_that_device():
+    out = run_on_devices("""
+        import yax, yax.numpy as jnp
+        d = yax.devices()[1]
+        made = [jnp.zeros(2, device=d), jnp.array([1.0], device=d), jnp.asarray(1, device=d),
+                jnp.arange(3, device=d), jnp.linspace(0, 1, 3, device=d),
+                jnp.zeros(2, device=yax.sharding.SingleDeviceSharding(d))]
+        print([sorted(x.devices(), key=str) == [d] for x in made])
+    """, n=2)
+    assert out.strip() == str([True] * 6)
+
+
+# --- custom derivatives and keys -------------------------------------------------------------
+
+def test_custom_jvp_nondiff_argnames_by_position_and_keyword():
+    def run(api):
+        def power(x, n):
+            return x ** n
+        f = api.custom_jvp(power, nondiff_argnames=("n",))
+        f.defjvp(lambda n, primals, tangents: (f(primals[0], n),
+                                                10.0 * n * primals[0] ** (n - 1) * tangents[0]))
+        return api.grad(f)(2.0, 3), api.grad(lambda x: f(x, n=3))(2.0)
+    _assert_same(run)
+
+
+def test_custom_jvp_nondiff_argnames_with_argnums_reach_the_rule_in_position_order():
+    def run(api):
+        def g(x, n, m):
+            return x ** n * m
+        f = api.custom_jvp(g, nondiff_argnums=(2,), nondiff_argnames=("n",))
+        f.defjvp(lambda n, m, primals, tangents: (f(primals[0], n, m), tangents[0] * n - m))
+        return api.grad(f)(2.0, 3, 4)
+    _assert_same(run)
+
+
+def test_custom_vjp_nondiff_argnames():
+    def run(api):
+        f = api.custom_vjp(lambda x, n: x * n, nondiff_argnames=("n",))
+        f.defvjp(lambda x, n: (x * n, None), lambda n, _, ct: (ct * n * 100.0,))
+        return api.grad(f)(2.0, 3), api.grad(lambda x: f(x, n=3))(2.0)
+    _assert_same(run)
+
+
+@pytest.mark.parametrize("name", ["key", "wrap_key_data"])
+def test_random_key_dtype_names_the_implementation(name):
+    def run(api):
+        k = api.random.key(0)
+        made = api.random.key(3, dtype=k.dtype) if name == "key" else \
+            api.random.wrap_key_data(api.random.key_data(k), dtype=k.dtype)
+        return str(made.dtype), api.random.key_data(made), api.random.uniform(made, (2,))
+    ours, theirs = _both(run)
+    assert str(ours[0]) == str(theirs[0]) == "key<fry>"
+    np.testing.assert_array_equal(ours[1], theirs[1])
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)
+
+
+@APIS
+def test_random_key_impl_and_dtype_together_are_refused(api):
+    k = api.random.key(0)
+    with pytest.raises(ValueError):
+        api.random.key(1, impl="threefry2x32", dtype=k.dtype)

@@ -38,8 +38,6 @@ CHECKED = (
 ).split()
 
 KNOWN_GAPS = {
-    "vmap": {"sum_match"},
-    "make_jaxpr": {"axis_env"},
     "lax.scan": {"_split_transpose"},
     "lax.psum": {"axis_index_groups"},
     "lax.all_gather": {"axis_index_groups", "to"},

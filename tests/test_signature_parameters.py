@@ -316,3 +316,36 @@ def test_random_key_impl_and_dtype_together_are_refused(api):
     k = api.random.key(0)
     with pytest.raises(ValueError):
         api.random.key(1, impl="threefry2x32", dtype=k.dtype)
+
+
+@pytest.mark.parametrize("in_axes", [0, 1])
+def test_vmap_sum_match_sums_a_batched_output_with_out_axes_none(in_axes):
+    def run(api):
+        f = api.vmap(lambda v: (api.numpy.outer(v, v), 1.0), in_axes=in_axes,
+                     out_axes=(None, None), sum_match=True)
+        grad = api.grad(lambda x: api.vmap(lambda v: (v * v).sum(), in_axes=in_axes,
+                                           out_axes=None, sum_match=True)(x))
+        x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+        return f(x), grad(x)
+    _assert_same(run)
+
+
+@APIS
+def test_vmap_batched_output_with_out_axes_none_needs_sum_match(api):
+    with pytest.raises((ValueError, yax.errors.YaxError)):  # jax: ValueError
+        api.vmap(lambda v: v * 2, out_axes=None)(np.arange(3.0, dtype=np.float32))
+
+
+@APIS
+def test_make_jaxpr_axis_env_stages_collectives_over_those_names(api):
+    def f(x):
+        return api.lax.pmean(x, "i") * 2.0
+
+    closed = api.make_jaxpr(f, axis_env=[("i", 4)])(np.float32(1.0))
+    names = [e.primitive.name for e in closed.jaxpr.eqns]
+    assert "psum" in names
+    assert [(a.shape, str(a.dtype)) for a in closed.out_avals] == [((), "float32")]
+    # the size reaches what depends on it: pmean divides by 4
+    assert any("4.0" in str(e) for e in closed.jaxpr.eqns)
+    with pytest.raises(NameError if api is jax else yax.errors.YaxError):
+        api.make_jaxpr(f)(np.float32(1.0))  # without the environment the name is unbound

@@ -37,25 +37,11 @@ CHECKED = (
     "tree_util.register_pytree_node tree_util.tree_leaves"
 ).split()
 
-_SHARDING = {"out_sharding"}  # explicit-sharding mode (jax's AxisType.Explicit): not in yax
 KNOWN_GAPS = {
-    "grad": {"reduce_axes"}, "value_and_grad": {"reduce_axes"}, "vjp": {"reduce_axes"},
-    "linearize": {"has_aux"}, "vmap": {"sum_match"},
-    "checkpoint": {"static_argnames", "concrete"}, "remat": {"concrete"},
-    "make_jaxpr": {"axis_env"},
-    "custom_jvp": {"nondiff_argnames"}, "custom_vjp": {"nondiff_argnames"},
-    "lax.scan": {"_split_transpose"}, "lax.cond": {"operand"}, "lax.switch": {"operand"},
-    "lax.fori_loop": {"unroll"}, "lax.map": {"batch_size"},
-    "lax.reduce": _SHARDING, "lax.psum": {"axis_index_groups"},
+    "lax.scan": {"_split_transpose"},
+    "lax.psum": {"axis_index_groups"},
     "lax.all_gather": {"axis_index_groups", "to"},
-    "random.key": {"dtype"}, "random.wrap_key_data": {"dtype"},
-    "numpy.einsum": {"_dot_general"} | _SHARDING, "numpy.matmul": _SHARDING,
-    "numpy.dot": _SHARDING, "numpy.take": {"out"},
-    "numpy.take_along_axis": {"wrap_negative_indices"}, "numpy.argsort": {"dtype"},
-    "numpy.zeros": {"device"} | _SHARDING, "numpy.array": {"device"} | _SHARDING,
-    "numpy.asarray": {"device"} | _SHARDING, "numpy.arange": {"device"} | _SHARDING,
-    "numpy.linspace": {"device"}, "numpy.var": {"mean"}, "numpy.std": {"mean"},
-    "numpy.reshape": {"copy"} | _SHARDING,
+    "numpy.einsum": {"_dot_general"},
 }
 
 

@@ -23,6 +23,7 @@ from yax.lax.collectives import *  # noqa: F401,F403
 from yax.lax.while_loop import *  # noqa: F401,F403
 from yax.lax.cond import *  # noqa: F401,F403
 from yax.lax.scan import *  # noqa: F401,F403
+from yax.lax.mapped import *  # noqa: F401,F403
 from yax.lax import linalg  # noqa: F401,E402  (yax.lax.linalg, like jax.lax.linalg)
 from yax.lax.windowed import *  # noqa: F401,F403
 from yax.lax.top_k import *  # noqa: F401,F403

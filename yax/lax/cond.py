@@ -25,14 +25,18 @@ from yax.runtime.values import as_operand
 
 __all__ = ["cond", "switch"]
 
+_NO_OPERAND = object()  # `operand=` absent (None is a valid operand)
 
-def cond(pred, true_fun, false_fun, *operands):
+
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, decided at run time.
 
     `pred` is a boolean scalar; both functions take the same operands (pytrees) and return the
-    same structure, shapes and dtypes. Example:
+    same structure, shapes and dtypes. `operand=x` is JAX's older spelling of one positional
+    operand (then no positional ones may be given). Example:
       >>> lax.cond(x > 0, lambda x: x * 2, lambda x: -x, x)
     """
+    operands = _with_operand_keyword("lax.cond", operands, operand)
     aval = aval_of_value(pred)
     if aval.dtype != dtypes.bool_ or aval.shape != ():
         raise CondPredicateError(
@@ -46,12 +50,14 @@ def cond(pred, true_fun, false_fun, *operands):
     return _bind(index, leaves, traced[::-1])  # index 0 is false_fun
 
 
-def switch(index, branches, *operands):
+def switch(index, branches, *operands, operand=_NO_OPERAND):
     """`branches[index](*operands)`, decided at run time; `index` is clamped to the branches.
+    `operand=x` is the older spelling of one positional operand, as in `cond`.
 
     Example:
       >>> lax.switch(i, [jnp.sin, jnp.cos, jnp.tanh], x)
     """
+    operands = _with_operand_keyword("lax.switch", operands, operand)
     branches = tuple(branches)
     if not branches or not all(callable(b) for b in branches):
         raise errors.YaxError("lax.switch: `branches` must be a non-empty sequence of functions")
@@ -63,6 +69,17 @@ def switch(index, branches, *operands):
     names = tuple(f"branch {i}" for i in range(len(branches)))
     leaves, traced = _trace_all("lax.switch", branches, operands, names)
     return _bind(_to_int32(as_operand(index)), leaves, traced)
+
+
+def _with_operand_keyword(name: str, operands: tuple, operand) -> tuple:
+    """The operands, `operand=` (JAX's deprecated keyword, still accepted) taken as the only
+    one; giving both forms is an error there and here."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TypeError(f"{name}: operand= was passed together with positional operands "
+                        f"{operands!r}; pass the operands one way only (positionally)")
+    return (operand,)
 
 
 def _to_int32(x):

@@ -14,6 +14,7 @@ from yax.core import dtypes
 from yax.core.trace import Tracer
 from yax.lax import elementwise as ew
 from yax.lax import reductions, shape, slicing
+from yax.lax._util import check_no_out_sharding
 from yax.lax.associative_scan import associative_scan
 from yax.runtime.values import as_operand, aval_of
 
@@ -39,7 +40,7 @@ def _pairwise_reduce(combine, leaves):
     return [shape.squeeze(x, (0,)) for x in leaves]
 
 
-def reduce(operands, init_values, computation, dimensions):
+def reduce(operands, init_values, computation, dimensions, out_sharding=None):
     """Reduce `operands` over `dimensions` with `computation` (a pytree of operands reduced
     together, e.g. a (value, index) pair for an argmax).
 
@@ -49,12 +50,14 @@ def reduce(operands, init_values, computation, dimensions):
       computation: an associative, commutative function of two pytrees like init_values
         returning one; lax.add/mul/max/min with their identities become the fused reductions.
       dimensions: the axes to reduce.
+      out_sharding: only a sharding that shards nothing (see _util.check_no_out_sharding).
     Returns:
       a pytree like operands, with `dimensions` removed.
 
     Differs from XLA: a user computation is applied as log2(n) rounds of whole-array calls (so
     it may be any traceable function, and every transformation applies), not as a region.
     """
+    check_no_out_sharding("reduce", out_sharding)
     dimensions = tuple(int(d) for d in dimensions)
     leaves, tree = tree_util.tree_flatten(operands)
     inits, init_tree = tree_util.tree_flatten(init_values)

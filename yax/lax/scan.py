@@ -1,4 +1,5 @@
-"""yax.lax.scan and yax.lax.map: loops staged as one `scan` primitive."""
+"""yax.lax.scan: a loop staged as one `scan` primitive (lax.map, a scan without carry, is in
+mapped.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from yax.primitives.control_flow.scan import scan_p
 from yax.runtime.values import as_operand
 from yax.runtime.values import aval_of as _aval
 
-__all__ = ["scan", "map"]  # fori_loop is in while_loop.py: it is a scan or a while_loop
+__all__ = ["scan"]  # fori_loop is in while_loop.py: it is a scan or a while_loop
 
 
 
@@ -153,9 +154,3 @@ def _fit_carry(out, carry_aval, f, i: int):
         f"{carry_aval.dtype.name}, shape {got.shape} vs {carry_aval.shape}); the carry must "
         f"keep its exact shape and dtype (cast with lax.convert_element_type, or give init that "
         f"type)")
-
-
-def map(f, xs):  # noqa: A001  (jax.lax.map shadows the builtin too)
-    """`f` applied to each slice of `xs` along the leading axis, stacked: a scan without carry."""
-    _, ys = scan(lambda carry, x: (carry, f(x)), None, xs)
-    return ys

@@ -149,14 +149,25 @@ def _fit(out, carry, i: int, body_fun, promote: dict):
 
 # --- fori_loop: a scan with static bounds, a while_loop with traced ones ----------------------
 
-def fori_loop(lower, upper, body_fun, init_val):
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """`for i in range(lower, upper): val = body_fun(i, val)`; returns `val`.
 
     With concrete integer bounds this is a scan of upper - lower steps (differentiable in
     reverse mode); with traced bounds it is a `while_loop` (forward mode and vmap only).
+    `unroll` is the scan's (an int: steps per loop iteration; True: the whole loop); as in JAX
+    it needs concrete bounds (None, False and 1 ask for nothing and are always accepted).
     """
+    if unroll is not None and not isinstance(unroll, bool) and (
+            not isinstance(unroll, (int, np.integer)) or unroll < 0):
+        raise ValueError(f"fori_loop: unroll must be a bool or a non-negative int, got "
+                         f"{unroll!r}")
     lo, hi = _concrete_bound(lower), _concrete_bound(upper)
     if lo is None or hi is None:
+        if not (unroll is None or unroll is False or unroll == 1):
+            raise ValueError(
+                f"fori_loop: unroll={unroll!r} needs loop bounds known at trace time, and "
+                f"these are traced; pass Python ints (or concrete arrays) as bounds, or drop "
+                f"unroll")
         return _fori_while(lower, upper, body_fun, init_val)
     idx_dtype = _index_dtype(lower, upper)
 
@@ -167,7 +178,9 @@ def fori_loop(lower, upper, body_fun, init_val):
     start = np.array(lo, idx_dtype)
     if all(type(b) is int for b in (lower, upper)):  # Python int bounds: a weak index, as JAX
         start = _convert_keep_weak(start, idx_dtype, True)
-    (_, val), _ = scan(step, (start, init_val), None, length=max(hi - lo, 0))
+    length = max(hi - lo, 0)
+    steps = max(length, 1) if unroll is True else max(int(unroll or 1), 1)
+    (_, val), _ = scan(step, (start, init_val), None, length=length, unroll=steps)
     return val
 
 

@@ -215,9 +215,10 @@ def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
-             dtype=None, axis: int = 0):
+             dtype=None, axis: int = 0, *, device=None):
     """`num` evenly spaced samples from `start` to `stop` (`num` static; bounds may be traced
-    or arrays, which add axes). Integer dtypes floor the samples, as NumPy does.
+    or arrays, which add axes). Integer dtypes floor the samples, as NumPy does. `device`
+    places the samples (and the step) as `yax.device_put` does.
 
     Example:
       >>> jnp.linspace(0, 1, 5)
@@ -244,7 +245,8 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
         step = creation._const(np.asarray(step).astype(comp_dt), comp_dt)
     if out.dtype != out_dt:
         out = creation._astype(ufuncs.floor(out) if dtypes.is_int(out_dt) else out, out_dt)
-    return (out, step) if retstep else out
+    out = creation.placed(out, device)
+    return (out, creation.placed(step, device)) if retstep else out
 
 
 def _linspace_traced(start, stop, num, endpoint, div, comp_dt, axis):

@@ -21,6 +21,7 @@ import numpy as np
 
 from yax import errors, lax
 from yax.core import dtypes
+from yax.lax._util import check_no_out_sharding
 from yax.numpy import _promote
 from yax.numpy.indexing import getitem
 from yax.runtime.values import to_array
@@ -237,7 +238,7 @@ def _sublist_to_subscripts(args) -> tuple[str, list]:
 
 
 def einsum(subscripts, *operands, out=None, optimize="greedy", precision=None,
-           preferred_element_type=None):
+           preferred_element_type=None, out_sharding=None):
     """Einstein summation: `einsum('ij,jk->ik', a, b)` is `a @ b`.
 
     Subscripts name each operand's axes by letters; '...' stands for leading axes that
@@ -249,10 +250,12 @@ def einsum(subscripts, *operands, out=None, optimize="greedy", precision=None,
       optimize: accepted for NumPy/JAX compatibility; yax always plans greedily (see the
         module docstring).
       precision, preferred_element_type: passed to every `dot_general`.
+      out_sharding: only a sharding that shards nothing (see lax._util.check_no_out_sharding).
     Returns:
       The contracted array, in the promoted dtype of the operands (or preferred_element_type).
     """
     del optimize  # one planner for every setting
+    check_no_out_sharding("einsum", out_sharding)
     if out is not None:
         raise NotImplementedError("einsum: out= is not supported (yax arrays are immutable)")
     if not isinstance(subscripts, str):
@@ -267,12 +270,14 @@ def einsum(subscripts, *operands, out=None, optimize="greedy", precision=None,
 
 # --- products with NumPy's axis rules ----------------------------------------------------------
 
-def matmul(a, b, *, precision=None, preferred_element_type=None):
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """The `@` product: matrix products over the last two axes, broadcasting the leading ones.
 
     A 1-D `a` acts as a row vector and a 1-D `b` as a column vector; the added axis is removed
-    from the result (NumPy's rule). Scalars are not allowed (use `*`).
+    from the result (NumPy's rule). Scalars are not allowed (use `*`). `out_sharding`: only a
+    sharding that shards nothing.
     """
+    check_no_out_sharding("matmul", out_sharding)
     a, b = _promoted("matmul", a, b)
     sa, sb = _shape(a), _shape(b)
     if not sa or not sb:
@@ -313,10 +318,11 @@ def _product(name, a, b, axes_a, axes_b, precision, preferred_element_type):
                      preferred_element_type=preferred_element_type)
 
 
-def dot(a, b, *, precision=None, preferred_element_type=None):
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """NumPy's dot: a scalar operand multiplies; a 1-D `b` contracts with a's last axis; else
     a's last axis contracts with b's second-to-last (dot(a, b)[i, j, k, m] =
-    sum(a[i, j, :] * b[k, :, m]))."""
+    sum(a[i, j, :] * b[k, :, m])). `out_sharding`: only a sharding that shards nothing."""
+    check_no_out_sharding("dot", out_sharding)
     a, b = _promoted("dot", a, b)
     sa, sb = _shape(a), _shape(b)
     if not sa or not sb:

@@ -15,11 +15,13 @@ from yax._resource_errors import check_allocation
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer
+from yax.lax._util import check_no_out_sharding
 from yax.lax.elementwise import _convert_keep_weak, convert_element_type
 from yax.lax.shape import concatenate, expand_dims, reshape
 from yax.numpy._promote import broadcast_to_shape, shape_of
 from yax.runtime.array import Array, is_concrete
 from yax.runtime.values import array_from_numpy, to_array
+from yax.transforms.api import device_put
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "eye", "identity", "copy", "tri"]
@@ -81,7 +83,8 @@ def _check_int_range(leaves, dt) -> None:
             raise OverflowError(f"Python int {x} is too large to convert to {dt}")
 
 
-def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin: int = 0):
+def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin: int = 0, *,
+          device=None, out_sharding=None):
     """Make an Array from an Array, tracer, NumPy array, scalar or nested lists/tuples of them.
 
     Args:
@@ -89,11 +92,16 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
       dtype: the result dtype; by default JAX's promotion of the leaves' dtypes.
       copy: accepted for NumPy compatibility (Arrays are immutable, so never needed).
       ndmin: minimum rank; leading axes of size 1 are added.
+      device: a device (from `yax.devices()`) or a sharding to place the result on, as
+        `yax.device_put` does (None: the default placement).
+      out_sharding: only a sharding that shards nothing is accepted (see
+        `yax.lax._util.check_no_out_sharding`); place results with `device=` instead.
 
     Example:
       >>> jnp.array([1, 2.5])
       Array([1. , 2.5], dtype=float32)
     """
+    check_no_out_sharding("array", out_sharding)
     if order not in (None, "K", "A", "C"):
         raise NotImplementedError(f"array: only C order is supported, got order={order!r}")
     if type(object) is TypedScalar:  # an inline constant from a lax/numpy wrapper
@@ -107,7 +115,13 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
         out = _array_from_host(object, dtype)
     if ndmin > out.ndim:
         out = reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
-    return out
+    return placed(out, device)
+
+
+def placed(out, device):
+    """`out` put on `device` (a device or a sharding) as `device_put` does; None: unchanged.
+    Under a transformation the value stays where the program puts it, as for device_put."""
+    return out if device is None else device_put(out, device)
 
 
 def _array_from_host(object, dtype) -> Array:
@@ -163,9 +177,12 @@ def _astype(x, dt):
     return convert_element_type(x, dt)
 
 
-def asarray(a, dtype=None, order: str | None = None, *, copy: bool | None = None):
-    """As `array`, without copying (Arrays are returned as they are when dtype matches)."""
-    return array(a, dtype=dtype, copy=bool(copy), order=order)
+def asarray(a, dtype=None, order: str | None = None, *, copy: bool | None = None, device=None,
+            out_sharding=None):
+    """As `array`, without copying (Arrays are returned as they are when dtype matches);
+    `device` and `out_sharding` as in `array`."""
+    return array(a, dtype=dtype, copy=bool(copy), order=order, device=device,
+                 out_sharding=out_sharding)
 
 
 def copy(a, order: str | None = None):
@@ -173,16 +190,18 @@ def copy(a, order: str | None = None):
     return array(a, copy=True, order=order)
 
 
-def zeros(shape, dtype=None):
-    """An array of zeros (default dtype: the default float type).
+def zeros(shape, dtype=None, *, device=None, out_sharding=None):
+    """An array of zeros (default dtype: the default float type); `device` and `out_sharding`
+    as in `array`.
 
     Example:
       >>> jnp.zeros((2, 3), jnp.int32).shape
       (2, 3)
     """
+    check_no_out_sharding("zeros", out_sharding)
     dt, shape = _canonical_dtype(dtype), _shape_tuple(shape, "zeros")
     check_allocation(shape, dt, "jnp.zeros")
-    return _const(np.zeros(shape, dt), dt)
+    return placed(_const(np.zeros(shape, dt), dt), device)
 
 
 def ones(shape, dtype=None):
@@ -282,13 +301,15 @@ def _static_scalar(x, name: str, what: str):
     return x
 
 
-def arange(start, stop=None, step=None, dtype=None):
-    """Evenly spaced values in [start, stop) with `step` (bounds must be static).
+def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None):
+    """Evenly spaced values in [start, stop) with `step` (bounds must be static); `device` and
+    `out_sharding` as in `array`.
 
     Example:
       >>> jnp.arange(3)
       Array([0, 1, 2], dtype=int32)
     """
+    check_no_out_sharding("arange", out_sharding)
     start = _static_scalar(start, "arange", "start")
     stop = _static_scalar(stop, "arange", "stop")
     step = _static_scalar(step, "arange", "step")
@@ -301,7 +322,7 @@ def arange(start, stop=None, step=None, dtype=None):
         value = np.arange(start, dtype=dt)
     else:
         value = np.arange(start, stop, step, dtype=dt)
-    return _const(value, dt)
+    return placed(_const(value, dt), device)
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None):

@@ -83,8 +83,8 @@ def _take_mode(mode, fill_value, indices, size: int, dt):
     return name, fill_value, indices
 
 
-def take(a, indices, axis=None, mode=None, fill_value=None, unique_indices=False,
-         indices_are_sorted=False):
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
+         indices_are_sorted=False, fill_value=None):
     """Elements of `a` at `indices` along `axis` (of the flattened `a` when axis is None).
 
     The result has shape a.shape[:axis] + indices.shape + a.shape[axis+1:]. As in JAX, the
@@ -93,7 +93,11 @@ def take(a, indices, axis=None, mode=None, fill_value=None, unique_indices=False
     the end.
 
     Example: `take(x, jnp.array([2, 0]), axis=1)` is `x[:, [2, 0]]`.
+    The parameters come in jax's order; `out` must be None (Arrays are immutable), as in jax.
     """
+    if out is not None:
+        raise NotImplementedError("take: out= is not supported (yax arrays are immutable); use "
+                                  "the returned array")
     a = _promote.to_operand(a)
     if axis is None:
         a, axis = lax.reshape(a, (int(np.prod(a.shape)),)), 0
@@ -108,11 +112,15 @@ def take(a, indices, axis=None, mode=None, fill_value=None, unique_indices=False
                    indices_are_sorted=indices_are_sorted)
 
 
-def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
+                    wrap_negative_indices=None):
     """Pick `arr` values along `axis` at `indices` (same rank as arr; other axes broadcast).
 
     The companion of `argsort`: `take_along_axis(x, argsort(x, axis=1), axis=1)` sorts rows.
-    Modes are as in `take` (default "fill").
+    Modes are as in `take` (default "fill"). `wrap_negative_indices` (JAX's meaning): True
+    counts a negative index from the end before the mode applies (so "clip" clamps -1 to the
+    last element); False makes it out of bounds ("fill" reads fill_value, "clip" clamps to 0);
+    None is True except for mode "promise_in_bounds".
     """
     arr = _promote.to_operand(arr)
     if axis is None:
@@ -123,6 +131,7 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     if len(ishape) != arr.ndim:
         raise errors.ShapeError(f"take_along_axis: indices of shape {ishape} must have the rank "
                                 f"of arr {tuple(arr.shape)}")
+    indices = _negative_indices(indices, arr.shape[axis], mode, wrap_negative_indices)
     gmode, fill_value, indices = _take_mode(mode, fill_value, indices, arr.shape[axis], arr.dtype)
     index = []
     for d, n in enumerate(arr.shape):
@@ -134,3 +143,27 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     arr, entries = _parse(arr, tuple(index), check=config.check_indices and mode is None,
                           force_gather=True)
     return _gather(arr, entries, mode=gmode, fill_value=fill_value)
+
+
+def _negative_indices(indices, size: int, mode, wrap):
+    """Negative `indices` made explicit for take_along_axis: first `+ size` when wrapped; what
+    is still negative is out of bounds, replaced by `size` (so "fill" fills) or by 0 (what
+    "clip" and "promise_in_bounds" clamp it to)."""
+    name = "fill" if mode is None else str(getattr(mode, "name", mode)).lower()
+    if wrap is None:
+        wrap = name != "promise_in_bounds"
+    out_of_bounds = size if name in ("fill", "drop") else 0
+    if not isinstance(indices, (Array, Tracer)):
+        indices = np.asarray(indices)
+        if indices.dtype.itemsize < 4:
+            indices = indices.astype(np.result_type(indices.dtype, np.int32))
+        if wrap:
+            indices = np.where(indices < 0, indices + size, indices)
+        return np.where(indices < 0, out_of_bounds, indices)
+    if np.dtype(indices.dtype).itemsize < 4:  # room for `size`
+        indices = lax.convert_element_type(indices, np.result_type(indices.dtype, np.int32))
+    if wrap:
+        indices = lax.select(lax.lt(indices, lax.full_like(indices, 0)),
+                             lax.add(indices, lax.full_like(indices, size)), indices)
+    return lax.select(lax.lt(indices, lax.full_like(indices, 0)),
+                      lax.full_like(indices, out_of_bounds), indices)

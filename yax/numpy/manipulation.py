@@ -13,6 +13,7 @@ import numpy as np
 
 from yax import errors, lax
 from yax.core import dtypes
+from yax.lax._util import check_no_out_sharding
 from yax.numpy import _promote
 from yax.numpy._promote import check_arraylike, shape_of
 from yax.numpy.creation import asarray
@@ -68,13 +69,19 @@ def _infer_shape(old_shape, newshape) -> tuple:
     return newshape
 
 
-def reshape(a, shape=None, order: str = "C", *, newshape=None):
+def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None, out_sharding=None):
     """Give `a` a new shape with the same number of elements; one dimension may be -1.
+
+    `copy` is accepted as JAX's: Arrays are immutable, so whether the result shares `a`'s
+    buffer cannot be observed (JAX too returns `a` itself when the shape does not change).
+    `out_sharding`: only a sharding that shards nothing.
 
     Example:
       >>> jnp.reshape(jnp.arange(6), (2, -1)).shape
       (2, 3)
     """
+    del copy
+    check_no_out_sharding("reshape", out_sharding)
     if shape is None:
         shape = newshape
     _check_order("reshape", order)

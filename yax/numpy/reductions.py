@@ -241,11 +241,16 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return _strong(ufuncs.divide(total, _strong(count, acc_dt)), out_dt)
 
 
+_mean = mean  # `var`'s parameter `mean` shadows the function
+
+
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
+        mean=None, correction=None):
     """Variance over `axis`: mean of |x - mean(x)|**2, divided by N - ddof instead of N.
 
     Complex inputs give a real variance. `correction` is the array-API name of `ddof`.
+    `mean` (as in JAX): the mean already computed, with the keepdims=True shape of the result
+    (so it is not computed again).
     """
     _check_out("var", out)
     if correction is not None:
@@ -253,8 +258,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     a = _operand("var", a)
     out_dt, acc_dt = _mean_dtypes(a.dtype, dtype)
     axes = canonical_axes("var", axis, a.ndim)
-    centered = ufuncs.subtract(_strong(a, acc_dt),
-                               mean(a, axis=axes, dtype=acc_dt, keepdims=True, where=where))
+    centered = ufuncs.subtract(_strong(a, acc_dt), _given_mean(mean, a, acc_dt) if mean is not None
+                               else _mean(a, axis=axes, dtype=acc_dt, keepdims=True,
+                                          where=where))
     if dtypes.is_complex(acc_dt):
         sq = ufuncs.real(ufuncs.multiply(centered, ufuncs.conjugate(centered)))
         out_dt = {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(
@@ -267,10 +273,18 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return _strong(ufuncs.divide(total, _strong(denom, total.dtype)), out_dt)
 
 
+def _given_mean(mean, a, acc_dt):
+    mean = _strong(mean, acc_dt)
+    if np.ndim(mean) not in (0, a.ndim):  # as in jax: a scalar, or broadcast at the input's rank
+        raise TypeError(f"var: mean= must be a scalar or have the rank of the input ({a.ndim}: "
+                        f"the keepdims=True shape of the result), got shape {np.shape(mean)}")
+    return mean
+
+
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
+        mean=None, correction=None):
     """Standard deviation: sqrt of `var` (same arguments)."""
-    return ufuncs.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where,
+    return ufuncs.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                            correction=correction))
 
 

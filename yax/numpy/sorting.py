@@ -24,14 +24,17 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     return lax.rev(out, (axis,)) if descending else out
 
 
-def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    """Indices that sort `a` along `axis` (stable: equal elements keep their order)."""
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
+    """Indices that sort `a` along `axis` (stable: equal elements keep their order), of
+    `dtype` (default: the default int; as in JAX the indices are counted in that dtype)."""
     if order is not None:
         raise NotImplementedError("argsort(order=...) is not supported")
     a, axis = _flatten_if_none(to_operand(a), axis)
     if descending:
         a = lax.rev(a, (axis,))
-    idx = lax.broadcasted_iota(lax_int_dtype(), a.shape, axis)
+    idx_dtype = lax_int_dtype() if dtype is None else dtypes.canonicalize(dtypes.dtype(dtype),
+                                                                           warn=True)
+    idx = lax.broadcasted_iota(idx_dtype, a.shape, axis)
     _, perm = lax.sort((a, idx), dimension=axis, num_keys=1)
     if descending:  # reversed input: map back and reverse for a stable descending order
         perm = lax.rev(lax.sub(a.shape[axis] - 1, perm), (axis,))

@@ -20,7 +20,7 @@ from yax.core.trace import Tracer
 from yax.random import _checks, threefry
 from yax.random._kernel import Kernel
 from yax.random.typed_keys import IMPL_NAME as _IMPL_NAME
-from yax.random.typed_keys import PRNGKeyArray, rewrap_like
+from yax.random.typed_keys import KeyDType, PRNGKeyArray, rewrap_like
 from yax.runtime import values
 from yax.runtime.array import Array
 from yax.transforms.jit import jit
@@ -29,6 +29,21 @@ _seed_kernel = jit(threefry.seed)
 _split_kernel = Kernel(threefry.split)
 _fold_in_kernel = jit(
     lambda key, data: threefry.fold_in(key, lax.convert_element_type(data, np.uint32)))
+
+
+def _impl_of(name: str, impl, dtype):
+    """jax's `impl` / `dtype` pair: a key dtype names its implementation (a string `dtype`
+    is read as an implementation name, as jax does); giving both is an error there too."""
+    if dtype is None:
+        return impl
+    if impl is not None:
+        raise ValueError(f"yax.random.{name}: pass impl= or dtype=, not both")
+    if isinstance(dtype, KeyDType):
+        return _IMPL_NAME
+    if isinstance(dtype, str):
+        return dtype
+    raise TypeError(f"yax.random.{name}: dtype= must be a key dtype (`key.dtype`), got "
+                    f"{dtype!r}")
 
 
 def _check_impl(name: str, impl) -> None:
@@ -95,7 +110,7 @@ def PRNGKey(seed, *, impl=None):
     return _seed_from_numpy("PRNGKey", seed)
 
 
-def key(seed, *, impl=None):
+def key(seed, *, impl=None, dtype=None):
     """A typed PRNG key made from an integer seed, as `jax.random.key`.
 
     Returns:
@@ -106,8 +121,10 @@ def key(seed, *, impl=None):
       >>> yax.random.key(0)  # doctest: +SKIP
       Array((), dtype=key<fry>) overlaying:
       [0 0]
+
+    `dtype`: a key dtype (`k.dtype` of a typed key) instead of `impl`, as in jax.
     """
-    _check_impl("key", impl)
+    _check_impl("key", _impl_of("key", impl, dtype))
     return PRNGKeyArray(PRNGKey(seed))
 
 
@@ -164,9 +181,10 @@ def key_data(keys):
     return _checks.as_key("key_data", keys, allow_batched=True)
 
 
-def wrap_key_data(key_bits_array, *, impl=None):
-    """The typed key(s) whose data is `key_bits_array` (a uint32 array of shape (..., 2))."""
-    _check_impl("wrap_key_data", impl)
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
+    """The typed key(s) whose data is `key_bits_array` (a uint32 array of shape (..., 2));
+    `dtype` as in `key`."""
+    _check_impl("wrap_key_data", _impl_of("wrap_key_data", impl, dtype))
     if isinstance(key_bits_array, PRNGKeyArray):
         raise errors.DTypeError(
             "yax.random.wrap_key_data takes raw uint32 key data, got a typed key array; use "

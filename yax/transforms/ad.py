@@ -104,28 +104,70 @@ class _LinearFunction:
         return tree_util.tree_unflatten(self.out_tree, flat)
 
 
-def linearize(fun, *primals):
+def linearize(fun, *primals, has_aux: bool = False):
     """`(fun(*primals), f_jvp)` where `f_jvp(*tangents)` applies the linearized function.
 
     The linear function is a staged jaxpr plus residuals: calling it repeatedly does not re-run
-    the primal computation.
+    the primal computation. With `has_aux=True`, `fun` returns `(output, aux)`: only `output`
+    is linearized and the result is `(output, f_jvp, aux)`, as in JAX.
     """
     p_leaves, in_tree = tree_util.tree_flatten(primals)
     p_leaves = [canonical_leaf(x) for x in p_leaves]
     out_box = []
-    p_out, linear, nonzero = linearize_flat(_flat_fun(fun, in_tree, out_box), p_leaves)
+    flat = _with_aux_outputs(fun, in_tree, out_box, "linearize") if has_aux else \
+        _flat_fun(fun, in_tree, out_box)
+    p_out, linear, nonzero = linearize_flat(flat, p_leaves)
     out_avals = [aval_of(p) for p in p_out]
-    return (tree_util.tree_unflatten(out_box[0], p_out),
-            _LinearFunction(linear, nonzero, in_tree, out_box[0], out_avals))
+    if not has_aux:
+        return (tree_util.tree_unflatten(out_box[0], p_out),
+                _LinearFunction(linear, nonzero, in_tree, out_box[0], out_avals))
+    out_tree, (aux_tree, n_aux) = out_box[0]
+    n_out = len(p_out) - n_aux
+    # the linear map's outputs are (output leaves, aux leaves); callers see only the output
+    both_tree = tree_util.tree_structure(
+        (tree_util.tree_unflatten(out_tree, p_out[:n_out]), list(p_out[n_out:])))
+    linear_fn = _LinearFunction(linear, nonzero, in_tree, both_tree, out_avals)
+    return (tree_util.tree_unflatten(out_tree, p_out[:n_out]),
+            functools.partial(_first_of, linear_fn),
+            tree_util.tree_unflatten(aux_tree, p_out[n_out:]))
 
 
-def vjp(fun, *primals, has_aux: bool = False):
+def _first_of(linear_fn, *tangents):
+    return linear_fn(*tangents)[0]
+
+
+def _with_aux_outputs(fun, in_tree, out_box, where: str):
+    """A flat function whose aux leaves leave as extra outputs (with no derivative) so their
+    values are read while the trace is alive, never as tracers; `out_box` receives
+    `(output tree, (aux tree, number of aux leaves))`."""
+    def flat(*args):
+        out = fun(*tree_util.tree_unflatten(in_tree, args))
+        _check_aux_pair(out, where)
+        leaves, tree = tree_util.tree_flatten(out[0])
+        aux_leaves, aux_tree = tree_util.tree_flatten(out[1])
+        out_box.append((tree, (aux_tree, len(aux_leaves))))
+        return leaves + [stop_gradient(canonical_leaf(a)) for a in aux_leaves]
+    return flat
+
+
+def _check_no_reduce_axes(reduce_axes, name: str) -> None:
+    """JAX 0.10.2 keeps `reduce_axes` in the signature but refuses any non-empty value (the
+    option was withdrawn); yax does the same rather than ignore it."""
+    if reduce_axes:
+        raise NotImplementedError(
+            f"{name}: reduce_axes={reduce_axes!r} is no longer supported (JAX withdrew it); "
+            f"sum the cotangents over the named axes yourself, e.g. with lax.psum")
+
+
+def vjp(fun, *primals, has_aux: bool = False, reduce_axes=()):
     """`(fun(*primals), f_vjp)`; `f_vjp(cotangent)` returns one cotangent per primal.
+    `reduce_axes` must be empty (JAX refuses it too).
 
     Example:
       >>> y, f_vjp = yax.vjp(yax.numpy.sin, 0.5)
       >>> f_vjp(1.0)   # (cos(0.5),)
     """
+    _check_no_reduce_axes(reduce_axes, "vjp")
     return _vjp(fun, primals, has_aux)
 
 
@@ -135,23 +177,11 @@ def _vjp(fun, primals, has_aux: bool, unit_cotangent: bool = False):
     p_leaves, in_tree = tree_util.tree_flatten(primals)
     p_leaves = [canonical_leaf(x) for x in p_leaves]
     out_box = []
-    flat = _flat_fun(fun, in_tree, out_box)
-    if has_aux:
-        aux_box = []
-
-        def flat(*args, _inner=flat):
-            # aux leaves leave as extra outputs (with no derivative) so their values are read
-            # while the differentiation trace is alive, never as tracers
-            out = fun(*tree_util.tree_unflatten(in_tree, args))
-            _check_aux_pair(out, "vjp")
-            leaves, tree = tree_util.tree_flatten(out[0])
-            out_box.append(tree)
-            aux_leaves, aux_tree = tree_util.tree_flatten(out[1])
-            aux_box.append((aux_tree, len(aux_leaves)))
-            return leaves + [stop_gradient(canonical_leaf(a)) for a in aux_leaves]
+    flat = _with_aux_outputs(fun, in_tree, out_box, "vjp") if has_aux else \
+        _flat_fun(fun, in_tree, out_box)
     p_out, pullback = eager_ad.vjp_flat(flat, p_leaves, unit_cotangent)
     if has_aux:
-        aux_tree, n_aux = aux_box[0]
+        out_box[0], (aux_tree, n_aux) = out_box[0]
         aux = tree_util.tree_unflatten(aux_tree, p_out[len(p_out) - n_aux:])
         p_out = p_out[:len(p_out) - n_aux]
         pullback = functools.partial(_pullback_ignoring_aux, pullback, n_aux)
@@ -232,13 +262,15 @@ def _check_grad_inputs(args, argnums, allow_int: bool, name: str, holomorphic: b
 
 
 def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
-                   allow_int: bool = False):
+                   allow_int: bool = False, reduce_axes=()):
     """`(fun(*args), gradient of fun with respect to args[argnums])` for a scalar `fun`.
 
     With `holomorphic=True` the inputs and the output must be complex and the result is the
     complex derivative f'(z). Without it the output must be real; for complex inputs the result
     is then JAX's convention, the conjugate of df/dz* times two (grad(abs(z)**2) == 2*conj(z)).
+    `reduce_axes` must be empty (JAX refuses it too).
     """
+    _check_no_reduce_axes(reduce_axes, "grad")
     single = isinstance(argnums, int)
     nums = normalize_argnums(argnums)
 
@@ -269,14 +301,14 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
 
 
 def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
-         allow_int: bool = False):
+         allow_int: bool = False, reduce_axes=()):
     """The gradient of a scalar-valued `fun` with respect to `args[argnums]`.
 
     Example:
       >>> yax.grad(lambda x: x ** 3)(2.0)
       Array(12., dtype=float32, weak_type=True)
     """
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):

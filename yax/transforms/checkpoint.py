@@ -12,6 +12,7 @@ name-based ones.
 from __future__ import annotations
 
 import functools
+import inspect
 
 from yax import tree_util
 from yax.core.avals import aval_of_value
@@ -24,8 +25,11 @@ from yax.transforms._args import normalize_argnums
 
 __all__ = ["checkpoint", "remat", "checkpoint_name"]
 
+_NOT_GIVEN = object()  # JAX's `concrete` default: only its absence is accepted
 
-def checkpoint(fun=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
+
+def checkpoint(fun=None, *, prevent_cse: bool = True, policy=None, static_argnums=(),
+               static_argnames=(), concrete=_NOT_GIVEN):
     """Make reverse mode recompute `fun`'s intermediates instead of storing them.
 
     Args:
@@ -36,52 +40,100 @@ def checkpoint(fun=None, *, prevent_cse: bool = True, policy=None, static_argnum
         `yax.checkpoint_policies` (default: nothing is saved but the inputs).
       static_argnums: arguments that are Python values, not arrays (an unhashable one, as in
         jax, makes each call trace the function again).
+      static_argnames: the same by parameter name (a string or several); such an argument is
+        static whether it is passed by keyword or by position.
+      concrete: withdrawn by JAX (any value is refused, as there); use `static_argnums`.
     Example:
       >>> block = yax.checkpoint(lambda W, h: jnp.tanh(jnp.sin(h @ W)))
     """
+    if concrete is not _NOT_GIVEN:
+        raise NotImplementedError(
+            "checkpoint: the `concrete` option was withdrawn from JAX (0.10 refuses it); mark "
+            "the arguments that control Python flow as static_argnums / static_argnames")
     if fun is None:
         return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
-                                 static_argnums=static_argnums)
-    static_argnums = normalize_argnums(static_argnums)
+                                 static_argnums=static_argnums,
+                                 static_argnames=static_argnames)
+    static_names = (static_argnames,) if isinstance(static_argnames, str) else \
+        tuple(static_argnames)
+    static_argnums = normalize_argnums(static_argnums) + _positions_of(fun, static_names)
 
     @functools.wraps(fun)
-    def wrapped(*args):
+    def wrapped(*args, **kwargs):
         if is_eager() and not any(
-                isinstance(x, Tracer) for x in tree_util.tree_leaves(args)):
-            return fun(*args)  # nothing will be differentiated: just run it
+                isinstance(x, Tracer) for x in tree_util.tree_leaves((args, kwargs))):
+            return fun(*args, **kwargs)  # nothing will be differentiated: just run it
+        if kwargs:
+            args, kwargs = _as_positional(fun, args, kwargs)
         static = tuple((i, args[i]) for i in static_argnums if i < len(args))
+        static += tuple(sorted((k, v) for k, v in kwargs.items() if k in static_names))
         dyn = tuple(a for i, a in enumerate(args) if i not in dict(static))
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_names}
+        if dyn_kwargs:
+            dyn += (dyn_kwargs,)
         leaves, in_tree = tree_util.tree_flatten(dyn)
         leaves = [canonical_leaf(x) for x in leaves]
         avals = tuple(aval_of_value(x) for x in leaves)
-        jaxpr, consts, out_tree = _trace(fun, static, in_tree, avals)
+        jaxpr, consts, out_tree = _trace(fun, static, in_tree, avals, bool(dyn_kwargs))
         outs = bind(remat_p, *consts, *leaves, jaxpr=jaxpr, policy=policy,
                     prevent_cse=prevent_cse)
         return tree_util.tree_unflatten(out_tree, outs)
     return wrapped
 
 
-remat = checkpoint
+def remat(fun=None, *, prevent_cse: bool = True, policy=None, static_argnums=(),
+          concrete=_NOT_GIVEN):
+    """`checkpoint` under its older name (JAX's remat has no static_argnames)."""
+    return checkpoint(fun, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums,
+                      concrete=concrete)
 
 
-def _trace(fun, static, in_tree, avals):
-    """(const-free jaxpr, consts, output treedef) of `fun`, traced once per types (traced_cache)."""
+def _positions_of(fun, names: tuple) -> tuple[int, ...]:
+    """The positions of the parameters named `names` that can also be passed by position."""
+    params = _parameters(fun)
+    return tuple(i for i, p in enumerate(params) if p.name in names
+                 and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+def _parameters(fun) -> list:
+    try:
+        return list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature: names cannot be placed
+        return []
+
+
+def _as_positional(fun, args: tuple, kwargs: dict):
+    """Keyword arguments moved to their positions where the signature allows it; what is left
+    is keyword-only."""
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return args, kwargs
+    return tuple(bound.args), dict(bound.kwargs)
+
+
+def _trace(fun, static, in_tree, avals, n_kw: bool):
+    """(const-free jaxpr, consts, output treedef) of `fun`, traced once per types (traced_cache);
+    `static` holds (position or keyword name, value) pairs; with `n_kw` the last dynamic
+    argument is the dict of dynamic keyword arguments."""
     def trace():
         box = []
 
         def flat(*xs):
             dyn = list(tree_util.tree_unflatten(in_tree, list(xs)))
-            full, positions = [], dict(static)
-            for i in range(len(dyn) + len(static)):
-                full.append(positions[i] if i in positions else dyn.pop(0))
-            out_leaves, out_tree = tree_util.tree_flatten(fun(*full))
+            kwargs = dyn.pop() if n_kw else {}
+            positions = {k: v for k, v in static if isinstance(k, int)}
+            kwargs.update((k, v) for k, v in static if isinstance(k, str))
+            full = [positions[i] if i in positions else dyn.pop(0)
+                    for i in range(len(dyn) + len(positions))]
+            out_leaves, out_tree = tree_util.tree_flatten(fun(*full, **kwargs))
             box.append(out_tree)
             return [as_operand(o) for o in out_leaves]
         closed = trace_to_jaxpr(flat, list(avals), name=getattr(fun, "__name__", "checkpoint"))
         return closed, box
     # unhashable static values are accepted as in jax (equinox's filter_checkpoint passes
     # dicts): the function is then traced anew on each call instead of being cached
-    jaxpr, consts, box = trace_cached("checkpoint", fun, (static, in_tree, avals), trace,
+    jaxpr, consts, box = trace_cached("checkpoint", fun, (static, in_tree, avals, n_kw), trace,
                                       closure_converted=True, cacheable=_is_hashable(static))
     return jaxpr, consts, box[0]
 

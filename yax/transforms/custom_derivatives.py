@@ -59,12 +59,32 @@ class _CustomFunction:
 
     kind = "custom function"
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = normalize_argnums(nondiff_argnums)
         self._signature = _signature_or_none(fun)
+        self.nondiff_argnums = normalize_argnums(nondiff_argnums)
+        names = (nondiff_argnames,) if isinstance(nondiff_argnames, str) else \
+            tuple(nondiff_argnames)
+        if names:  # the rules receive the nondiff arguments in position order
+            self.nondiff_argnums = tuple(sorted(set(self.nondiff_argnums)
+                                                | set(self._positions_of(names))))
         self._rules_changed()
+
+    def _positions_of(self, names: tuple) -> tuple[int, ...]:
+        """`nondiff_argnames` as positions (JAX's meaning: the same as listing them in
+        nondiff_argnums; keyword arguments are bound to their positions at each call)."""
+        if not names:
+            return ()
+        if self._signature is None:
+            raise TypeError(f"{self.kind} {self._name}: nondiff_argnames needs a function with "
+                            f"an inspectable signature; use nondiff_argnums")
+        params = list(self._signature.parameters)
+        missing = [n for n in names if n not in params]
+        if missing:
+            raise ValueError(f"{self.kind} {self._name}: nondiff_argnames {missing} are not "
+                             f"parameters of the function (it has {params})")
+        return tuple(params.index(n) for n in names)
 
     @property
     def _name(self) -> str:
@@ -228,8 +248,8 @@ class custom_jvp(_CustomFunction):
     def _process_call(self, trace, args):
         return trace.process_custom_jvp_call(self, args)
 
-    def __init__(self, fun, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.jvp = None
         self.symbolic_zeros = False
 
@@ -331,8 +351,8 @@ class custom_vjp(_CustomFunction):
     def _process_call(self, trace, args):
         return trace.process_custom_vjp_call(self, args)
 
-    def __init__(self, fun, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.fwd = self.bwd = None
         self.symbolic_zeros = False
 

@@ -6,18 +6,37 @@ import functools
 
 from yax import tree_util
 from yax.interpreters.staging import trace_to_jaxpr
+from yax.primitives.mesh_axes import bind_mesh_axes
 from yax.runtime.values import leaf_aval
 from yax.transforms._args import normalize_argnums
 
 
-def make_jaxpr(fun, static_argnums=(), return_shape: bool = False):
+class _AxisEnv:
+    """`axis_env`'s (name, size) pairs in the form a mesh binds its axes: collectives over
+    those names are staged as equations, as inside the pmap/shard_map that would bind them."""
+
+    def __init__(self, pairs):
+        self.shape = {}
+        for name, size in pairs:
+            if not isinstance(size, int) or size < 1:
+                raise ValueError(f"make_jaxpr: axis_env sizes are positive ints, got {size!r} "
+                                 f"for axis {name!r}")
+            self.shape[name] = size
+        self.axis_names = tuple(self.shape)
+
+
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape: bool = False):
     """Return a function that traces `fun` on its arguments and returns the ClosedJaxpr.
+
+    `axis_env`: (axis name, size) pairs bound while tracing, as jax's: collectives such as
+    `lax.psum(x, name)` then appear as equations instead of failing as unbound names.
 
     Example:
       >>> print(yax.make_jaxpr(lambda x: yax.numpy.sin(x) * 2)(1.0))
       { lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = mul b 2.0:f32[] in (c,) }
     """
     static = set(normalize_argnums(static_argnums))
+    env = _AxisEnv(axis_env or ())
 
     @functools.wraps(fun)
     def traced(*args, **kwargs):
@@ -34,8 +53,9 @@ def make_jaxpr(fun, static_argnums=(), return_shape: bool = False):
             out_tree_box.append(out_tree)
             return out_leaves
 
-        closed = trace_to_jaxpr(flat_fun, [leaf_aval(x) for x in leaves],
-                                name=getattr(fun, "__name__", "fun"))
+        with bind_mesh_axes(env):
+            closed = trace_to_jaxpr(flat_fun, [leaf_aval(x) for x in leaves],
+                                    name=getattr(fun, "__name__", "fun"))
         if return_shape:
             return closed, tree_util.tree_unflatten(out_tree_box[0], closed.out_avals)
         return closed

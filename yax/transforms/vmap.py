@@ -11,6 +11,7 @@ import functools
 from yax import errors, tree_util
 from yax.core.avals import aval_of_value
 from yax.interpreters.batching import move_batch_axis, not_mapped, vmap_flat
+from yax.lax.reductions import reduce_sum
 from yax.runtime.values import canonical_leaf
 
 
@@ -47,11 +48,15 @@ def _paths(tree) -> list[str]:
     return [f"args{tree_util.keystr(p)}" for p, _ in tree_util.tree_flatten_with_path(tree)[0]]
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None,
+         sum_match: bool = False):
     """Vectorise `fun` over axis `in_axes` of its arguments, stacking results at `out_axes`.
 
     `spmd_axis_name` (jax's sharding of the batch axis over a mesh axis) must be None: yax's
     vmap does not shard; libraries such as flax.nnx pass None by default.
+
+    `sum_match=True` (as jax 0.10.2): an output that depends on the batched inputs but has
+    `out_axes=None` is summed over the batch axis instead of being an error.
 
     Example:
       >>> yax.vmap(lambda x: x @ x)(jnp.ones((5, 3)))   # five dot products
@@ -88,18 +93,25 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         outs, out_dims = vmap_flat(flat, leaves, dims, size, axis_name)
         out, out_tree = out_box[0]
         wanted = _broadcast_prefix(out_axes, out, "out_axes")
-        moved = []
-        for o, d, w in zip(outs, out_dims, wanted):
-            rank = len(getattr(o, "shape", ())) + (1 if d is not_mapped else 0)
-            if w is None:
-                if d is not not_mapped:
-                    raise errors.YaxError("vmap out_axes=None for an output that depends on the "
-                                          "batched inputs; only unbatched outputs can use None")
-                moved.append(o)
-                continue
-            moved.append(move_batch_axis(o, d, w % rank, size))
+        moved = [_placed_output(o, d, w, size, sum_match)
+                 for o, d, w in zip(outs, out_dims, wanted)]
         return tree_util.tree_unflatten(out_tree, moved)
     return batched
+
+
+def _placed_output(o, d, w, size: int, sum_match: bool):
+    """Output `o` (batch axis `d`) with its batch axis at `w`; `w` None: unbatched outputs as
+    they are, batched ones summed over the batch axis with `sum_match`, else an error."""
+    if w is None:
+        if d is not_mapped:
+            return o
+        if sum_match:
+            return reduce_sum(o, (d,))
+        raise errors.YaxError("vmap out_axes=None for an output that depends on the batched "
+                              "inputs; only unbatched outputs can use None (or pass "
+                              "sum_match=True to sum it over the batch axis)")
+    rank = len(getattr(o, "shape", ())) + (1 if d is not_mapped else 0)
+    return move_batch_axis(o, d, w % rank, size)
 
 
 def _axis_size(avals, dims, paths, axis_size) -> int:

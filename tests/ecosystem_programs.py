@@ -25,6 +25,15 @@ def _data(n=64, d=5):
     return x, np.sin(x.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
+def _train(step, model, state):
+    """STEPS calls of `step(model, state) -> (model, state, loss)`: the losses, and the end."""
+    losses = []
+    for _ in range(STEPS):
+        model, state, loss = step(model, state)
+        losses.append(float(loss))
+    return losses, model
+
+
 def optax_mlp():
     import jax
     import jax.numpy as jnp
@@ -47,10 +56,7 @@ def optax_mlp():
         loss, g = jax.value_and_grad(loss_fn)(p)
         u, s = opt.update(g, s, p)
         return optax.apply_updates(p, u), s, loss
-    losses = []
-    for _ in range(STEPS):
-        params, state, loss = step(params, state)
-        losses.append(float(loss))
+    losses, params = _train(step, params, state)
     return losses
 
 
@@ -78,10 +84,7 @@ def chex_dataclass():
         chex.assert_trees_all_equal_shapes(g, p)
         u, s = opt.update(g, s, p)
         return optax.apply_updates(p, u), s, loss
-    losses = []
-    for _ in range(STEPS):
-        params, state, loss = step(params, state)
-        losses.append(float(loss))
+    losses, params = _train(step, params, state)
     chex.assert_tree_all_finite(params)
     return losses
 
@@ -103,10 +106,7 @@ def equinox_mlp():
         loss, g = eqx.filter_value_and_grad(loss_fn)(model)
         u, state = opt.update(g, state, eqx.filter(model, eqx.is_array))
         return eqx.apply_updates(model, u), state, loss
-    losses = []
-    for _ in range(STEPS):
-        model, state, loss = step(model, state)
-        losses.append(float(loss))
+    losses, model = _train(step, model, state)
     return losses
 
 
@@ -131,10 +131,7 @@ def flax_linen():
         loss, g = jax.value_and_grad(lambda p: jnp.mean((model.apply(p, x) - y) ** 2))(params)
         u, state = opt.update(g, state, params)
         return optax.apply_updates(params, u), state, loss
-    losses = []
-    for _ in range(STEPS):
-        params, state, loss = step(params, state)
-        losses.append(float(loss))
+    losses, params = _train(step, params, state)
     return losses
 
 

@@ -16,11 +16,14 @@ import pathlib
 import subprocess
 import sys
 
+import jax
 import numpy as np
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
 import optax_own_tests  # noqa: E402  (make ecosystem's runner, scripts/optax_own_tests.py)
+
+from yax._alias_table import JAX_VERSION  # noqa: E402  (the jax API yax follows: 0.10.2)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "tests" / "ecosystem_programs.py"
@@ -68,6 +71,12 @@ def test_library_trains_as_under_jax(results, name):
     if missing:
         pytest.skip(f"{', '.join(missing)} not installed (pip install -e .[ecosystem])")
     under_jax, under_yax = (r[name] for r in results)
+    if not isinstance(under_jax, list) and jax.__version__ != JAX_VERSION:
+        # the pinned library releases were made for jax 0.10.2; a newer jax (a fresh Python
+        # 3.12 gets one) may not run them at all (flax 0.12.8 under jax 0.11.2: no
+        # jax.experimental.hijax.HiPrimitive), and then there is no oracle to compare with
+        pytest.skip(f"{name} does not run under the installed jax {jax.__version__} "
+                    f"(pins made for {JAX_VERSION}): {str(under_jax)[-300:]}")
     assert isinstance(under_jax, list), f"the program fails under the real jax:\n{under_jax}"
     assert isinstance(under_yax, list), f"the program fails in alias mode:\n{under_yax['error']}"
     assert len(under_yax) == len(under_jax)

@@ -25,7 +25,13 @@ def compare(name: str, yax_fn, jax_fn, *, number: int = 2000, rounds: int = 7) -
     return {"name": name, "yax_us": y * 1e6, "jax_us": j * 1e6, "ratio": y / j}
 
 
+# Libraries a row may also be measured beside (bench_peers.py): `<peer>_us`, `<peer>_ratio`.
+PEERS = ("torch", "autograd")
+
+
 def print_table(rows) -> None:
     print(f"{'benchmark':44s} {'yax (us)':>10s} {'jax (us)':>10s} {'yax/jax':>8s}")
     for r in rows:
-        print(f"{r['name']:44s} {r['yax_us']:10.1f} {r['jax_us']:10.1f} {r['ratio']:8.2f}")
+        peers = "".join(f"  {peer}/jax {r[peer + '_ratio']:.3f}" for peer in PEERS
+                        if peer + "_ratio" in r)
+        print(f"{r['name']:44s} {r['yax_us']:10.1f} {r['jax_us']:10.1f} {r['ratio']:8.2f}{peers}")

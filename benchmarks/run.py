@@ -23,13 +23,14 @@ from benchmarks import (  # noqa: E402
     bench_dispatch,
     bench_eager,
     bench_memory,
+    bench_peers,
     bench_sharding,
     bench_sparse,
 )
 from benchmarks.common import print_table  # noqa: E402
 
 TIMING_MODULES = (bench_dispatch, bench_eager, bench_autodiff, bench_control_flow, bench_debug,
-                  bench_sharding, bench_sparse)
+                  bench_sharding, bench_sparse, bench_peers)
 
 
 def _environment() -> dict:

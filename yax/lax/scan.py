@@ -13,6 +13,7 @@ from yax.interpreters.traced_cache import trace_cached
 from yax.lax._util import describe_function as _describe
 from yax.lax._util import python_scalar_as
 from yax.lax.elementwise import _convert_keep_weak
+from yax.lax.scan_checkpoint import segment_length, segmented_scan
 from yax.primitives.control_flow.scan import scan_p
 from yax.runtime.values import as_operand
 from yax.runtime.values import aval_of as _aval
@@ -21,7 +22,7 @@ __all__ = ["scan"]  # fori_loop is in while_loop.py: it is a scan or a while_loo
 
 
 
-def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, checkpoint=None):
     """Loop `f` over the leading axis of `xs`, carrying state; as jax.lax.scan.
 
     `f(carry, x) -> (carry, y)`; `init` and `xs` are pytrees (`xs` may be None when `length` is
@@ -33,6 +34,11 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
             carry, y = f(carry, tree_map(lambda x: x[i], xs))
             ys.append(y)
         return carry, tree_map(stack, *ys)   # ys in index order, also when reverse
+
+    `checkpoint` (yax only): None for the plain loop; "sqrt" (or an int k) runs it as
+    checkpointed segments of ceil(sqrt(length)) (or k) steps, so that reverse mode stores
+    O(sqrt(length)) carries instead of every step's residuals, for one more forward pass
+    (see yax/lax/scan_checkpoint.py). Values and derivatives are the plain loop's.
     """
     carry_leaves, carry_tree = tree_util.tree_flatten(init)
     x_leaves, x_tree = tree_util.tree_flatten(xs)
@@ -41,11 +47,16 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     length = _scan_length(x_ops, x_tree, length)
     x_avals = [_aval(x).update(shape=_aval(x).shape[1:]) for x in x_ops]
     body, consts, y_tree, carry_ops = _settled_body(f, carry_tree, x_tree, carry_ops, x_avals)
-    outs = scan_p.bind(*consts, *carry_ops, *x_ops, jaxpr=body, length=length,
-                       reverse=bool(reverse), num_consts=len(consts),
-                       num_carry=len(carry_ops),
-                       linear=(False,) * (len(consts) + len(carry_ops) + len(x_ops)),
-                       unroll=int(unroll))
+    k = segment_length(checkpoint, length)
+    if k is not None:
+        outs = segmented_scan(consts, carry_ops, x_ops, body=body, length=length,
+                              reverse=bool(reverse), unroll=int(unroll), k=k)
+    else:
+        outs = scan_p.bind(*consts, *carry_ops, *x_ops, jaxpr=body, length=length,
+                           reverse=bool(reverse), num_consts=len(consts),
+                           num_carry=len(carry_ops),
+                           linear=(False,) * (len(consts) + len(carry_ops) + len(x_ops)),
+                           unroll=int(unroll))
     n = len(carry_ops)
     return (tree_util.tree_unflatten(carry_tree, outs[:n]),
             tree_util.tree_unflatten(y_tree, outs[n:]))

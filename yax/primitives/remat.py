@@ -166,6 +166,7 @@ def _recompute_plan(jaxpr: Jaxpr, residual_vars, policy):
     """Walk back from the residuals: values made by saveable equations are saved (and the walk
     stops there); the other equations they depend on are recomputed."""
     producer = {v: e for e in jaxpr.eqns for v in e.outvars}
+    chosen = _chosen_by_plan(policy, jaxpr, residual_vars)
     needed_eqns, saved, seen = set(), [], set()
     stack = [v for v in residual_vars if isinstance(v, Var)]
     while stack:
@@ -176,7 +177,7 @@ def _recompute_plan(jaxpr: Jaxpr, residual_vars, policy):
         eqn = producer.get(v)
         if eqn is None:  # an input or a const: available to the recomputation as is
             continue
-        if _saveable(policy, eqn):
+        if v in chosen or _saveable(policy, eqn):
             saved.append(v)
             continue
         needed_eqns.add(id(eqn))
@@ -185,6 +186,15 @@ def _recompute_plan(jaxpr: Jaxpr, residual_vars, policy):
     order = {v: i for i, e in enumerate(jaxpr.eqns) for v in e.outvars}
     saved.sort(key=order.__getitem__)
     return eqns, saved
+
+
+def _chosen_by_plan(policy, jaxpr: Jaxpr, residual_vars) -> set:
+    """What a whole-program policy (one with `choose_saved`, e.g. save_within_bytes) stores."""
+    choose = getattr(policy, "choose_saved", None)
+    if choose is None:
+        return set()
+    effects = {v for e in jaxpr.eqns if has_effects(e) for v in e.outvars}
+    return set(choose(jaxpr, [v for v in residual_vars if isinstance(v, Var)], effects))
 
 
 def _saveable(policy, eqn) -> bool:

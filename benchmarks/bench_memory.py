@@ -1,15 +1,28 @@
-"""Memory of reverse mode, yax vs jax, with and without checkpoint: the compiled programs'
-argument/output/temp bytes (XLA's own statistics) and the residual bytes between the passes.
+"""Memory and time of reverse mode, yax vs jax, with and without checkpointing: the compiled
+programs' temp/argument bytes (XLA's own statistics), the residual bytes between the passes,
+and the compiled gradient's run time.
 
-The network is a deep chain of `tanh(sin(h @ W))` layers: each layer leaves residuals (the sin
-and tanh derivatives) that checkpointing the layers trades for recomputation.
+Two workloads:
+- a deep chain of `tanh(sin(h @ W))` layers, checkpointed per layer, per block of 4, and per
+  block under `save_within_bytes` budgets (yax only; the jax column runs the jax policy that
+  stores the same values);
+- a long `scan` of the same layer, plain, with the step checkpointed, and in
+  `checkpoint="sqrt"` mode (jax has no such mode: its column is the same nesting written by
+  hand, a scan over checkpointed inner scans).
+`temp_ratio`/`time_ratio` compare each row with the workload's no-checkpoint row (yax).
 """
 
 from __future__ import annotations
 
+import math
+import statistics
+import time
+
 import numpy as np
 
 DEPTH, BATCH, WIDTH = 32, 512, 128
+STEPS, SCAN_BATCH = 1024, 16
+MIB = 2 ** 20
 
 
 def _net(np_mod, wrap, block: int):
@@ -27,10 +40,117 @@ def _net(np_mod, wrap, block: int):
     return loss
 
 
+def _loop(np_mod, scan_fn):
+    """`scan_fn(step, h0)` runs STEPS steps of the layer (xs=None)."""
+    def loss(W, h0):
+        def step(h, _):
+            return np_mod.tanh(np_mod.sin(h @ W)), None
+        return np_mod.sum(scan_fn(step, h0)[0] ** 2)
+    return loss
+
+
+def _jax_nested(jax, step, h0, n: int):
+    """sqrt(n) checkpointed segments of sqrt(n) steps, by hand (n a perfect square here)."""
+    k = math.isqrt(n)
+    assert k * k == n
+
+    @jax.checkpoint
+    def segment(h, _):
+        return jax.lax.scan(step, h, None, length=k)[0], None
+    return jax.lax.scan(segment, h0, None, length=k)
+
+
 def _jax_residual_bytes(jax, f, *args) -> int:
     from jax._src.ad_checkpoint import saved_residuals  # the oracle's own accounting
     return sum(int(np.prod(aval.shape)) * aval.dtype.itemsize
                for aval, _ in saved_residuals(f, *args))
+
+
+def _time_interleaved(calls, rounds: int = 5, number: int = 2) -> list[float]:
+    """Median milliseconds per call of each `calls[i]()`, in rounds that run every call in
+    turn, so drift on a shared machine hits every row alike."""
+    for call in calls:
+        call()  # warm up
+    times = [[] for _ in calls]
+    for _ in range(rounds):
+        for call, out in zip(calls, times, strict=True):
+            start = time.perf_counter()
+            for _ in range(number):
+                call()
+            out.append((time.perf_counter() - start) / number)
+    return [statistics.median(t) * 1e3 for t in times]
+
+
+def _block(tree):
+    import jax
+    for leaf in jax.tree_util.tree_leaves(tree):
+        leaf.block_until_ready()
+    return tree
+
+
+def _row(name, yf, jf, args, yax, jax) -> dict:
+    ygrad, jgrad = yax.jit(yax.grad(yf)), jax.jit(jax.grad(jf))
+    ystats = ygrad.lower(*args).compile().memory_analysis()
+    jstats = jgrad.lower(*args).compile().memory_analysis()
+    return {
+        "name": name,
+        "yax_temp": ystats.temp_size_in_bytes, "jax_temp": jstats.temp_size_in_bytes,
+        "yax_res": yax.saved_residuals(yf, *args, compare_checkpoint=False).total_bytes,
+        "jax_res": _jax_residual_bytes(jax, jf, *args),
+        "yax_args": ystats.argument_size_in_bytes, "jax_args": jstats.argument_size_in_bytes,
+    }, (lambda: _block(ygrad(*args)), lambda: _block(jgrad(*args)))
+
+
+def _chain_rows(yax, jax, ynp, jnp) -> list:
+    rng = np.random.default_rng(0)
+    Ws = [(rng.normal(size=(WIDTH, WIDTH)) / np.sqrt(WIDTH)).astype(np.float32)
+          for _ in range(DEPTH)]
+    x = rng.normal(size=(BATCH, WIDTH)).astype(np.float32)
+    ycp, jcp = yax.checkpoint_policies, jax.checkpoint_policies
+    with_policy = lambda ck, p: (lambda f: ck(f, policy=p))
+    plain = lambda f: f
+    # one activation is 256 KiB: 1 MiB per block holds its 4 matmul results (the greedy's first
+    # choice, which jax's dots_saveable also stores); 1 GiB holds everything
+    cases = (
+        ("no checkpoint", plain, plain, 1),
+        ("checkpoint every layer", yax.checkpoint, jax.checkpoint, 1),
+        ("checkpoint blocks of 4", yax.checkpoint, jax.checkpoint, 4),
+        ("blocks of 4, save_within_bytes(1 MiB) (jax: dots)",
+         with_policy(yax.checkpoint, ycp.save_within_bytes(MIB)),
+         with_policy(jax.checkpoint, jcp.dots_saveable), 4),
+        ("blocks of 4, save_within_bytes(1 GiB) (jax: all)",
+         with_policy(yax.checkpoint, ycp.save_within_bytes(1024 * MIB)),
+         with_policy(jax.checkpoint, jcp.everything_saveable), 4),
+    )
+    prefix = f"grad, {DEPTH} layers {BATCH}x{WIDTH}"
+    return [_row(f"{prefix}, {label}", _net(ynp, yw, block), _net(jnp, jw, block), (Ws, x),
+                 yax, jax) for label, yw, jw, block in cases]
+
+
+def _scan_rows(yax, jax, ynp, jnp) -> list:
+    rng = np.random.default_rng(1)
+    W = (rng.normal(size=(WIDTH, WIDTH)) / np.sqrt(WIDTH)).astype(np.float32)
+    h0 = rng.normal(size=(SCAN_BATCH, WIDTH)).astype(np.float32)
+    yscan = lambda **kw: (lambda step, h: yax.lax.scan(step, h, None, length=STEPS, **kw))
+    jscan = lambda step, h: jax.lax.scan(step, h, None, length=STEPS)
+    ycp, jcp = yax.checkpoint_policies, jax.checkpoint_policies
+    cases = (
+        ("loop: no checkpoint", yscan(), jscan),
+        ("loop: checkpoint(step)",
+         lambda step, h: yax.lax.scan(yax.checkpoint(step), h, None, length=STEPS),
+         lambda step, h: jax.lax.scan(jax.checkpoint(step), h, None, length=STEPS)),
+        # one activation (16x128 f32) per step: the greedy keeps the matmul result
+        ("loop: checkpoint(step, save_within_bytes(8 KiB)) (jax: dots)",
+         lambda step, h: yax.lax.scan(yax.checkpoint(step, policy=ycp.save_within_bytes(
+             SCAN_BATCH * WIDTH * 4)), h, None, length=STEPS),
+         lambda step, h: jax.lax.scan(jax.checkpoint(step, policy=jcp.dots_saveable), h, None,
+                                      length=STEPS)),
+        ('loop: checkpoint="sqrt" (jax: nested by hand)', yscan(checkpoint="sqrt"),
+         lambda step, h: _jax_nested(jax, step, h, STEPS)),
+    )
+    prefix = f"grad, scan {STEPS} steps {SCAN_BATCH}x{WIDTH}"
+    return [_row(f"{prefix}, {label}", _loop(ynp, yf), _loop(jnp, jf), (W, h0), yax, jax)
+            for label, yf, jf in cases]
 
 
 def run() -> list:
@@ -40,36 +160,33 @@ def run() -> list:
     import yax
     import yax.numpy as ynp
 
-    rng = np.random.default_rng(0)
-    Ws = [(rng.normal(size=(WIDTH, WIDTH)) / np.sqrt(WIDTH)).astype(np.float32)
-          for _ in range(DEPTH)]
-    x = rng.normal(size=(BATCH, WIDTH)).astype(np.float32)
+    groups = (_chain_rows(yax, jax, ynp, jnp), _scan_rows(yax, jax, ynp, jnp))
+    calls = [c for group in groups for _, pair in group for c in pair]
+    ms = iter(_time_interleaved(calls))
     rows = []
-    plain = lambda f: f
-    cases = (("no checkpoint", plain, plain, 1),
-             ("checkpoint every layer", yax.checkpoint, jax.checkpoint, 1),
-             ("checkpoint blocks of 4", yax.checkpoint, jax.checkpoint, 4))
-    for label, ywrap, jwrap, block in cases:
-        yf, jf = _net(ynp, ywrap, block), _net(jnp, jwrap, block)
-        ystats = yax.jit(yax.grad(yf)).lower(Ws, x).compile().memory_analysis()
-        jstats = jax.jit(jax.grad(jf)).lower(Ws, x).compile().memory_analysis()
-        rows.append({
-            "name": f"grad, {DEPTH} layers {BATCH}x{WIDTH}, {label}",
-            "yax_temp": ystats["temp_bytes"], "jax_temp": jstats.temp_size_in_bytes,
-            "yax_res": yax.saved_residuals(yf, Ws, x, compare_checkpoint=False).total_bytes,
-            "jax_res": _jax_residual_bytes(jax, jf, Ws, x),
-            "yax_args": ystats["argument_bytes"], "jax_args": jstats.argument_size_in_bytes,
-        })
+    for group in groups:
+        group = [row for row, _ in group]
+        for r in group:
+            r["yax_ms"], r["jax_ms"] = next(ms), next(ms)
+        base = group[0]
+        for r in group:  # each row against its workload without checkpointing
+            r["temp_ratio"] = r["yax_temp"] / max(base["yax_temp"], 1)
+            r["res_ratio"] = r["yax_res"] / max(base["yax_res"], 1)
+            r["time_ratio"] = r["yax_ms"] / base["yax_ms"]
+        rows.extend(group)
     return rows
 
 
 def print_table(rows) -> None:
-    mib = 1 / 2 ** 20
-    print(f"{'memory (MiB)':52s} {'yax temp':>9s} {'jax temp':>9s} {'yax res':>8s} "
-          f"{'jax res':>8s} {'args':>6s}")
+    mib = 1 / MIB
+    print(f"{'memory (MiB) and time (ms) of grad':70s} {'yax temp':>8s} {'jax temp':>8s} "
+          f"{'yax res':>8s} {'jax res':>8s} {'yax ms':>7s} {'jax ms':>7s} {'temp/0':>6s} "
+          f"{'res/0':>6s} {'time/0':>6s}")
     for r in rows:
-        print(f"{r['name']:52s} {r['yax_temp'] * mib:9.2f} {r['jax_temp'] * mib:9.2f} "
-              f"{r['yax_res'] * mib:8.2f} {r['jax_res'] * mib:8.2f} {r['yax_args'] * mib:6.2f}")
+        print(f"{r['name']:70s} {r['yax_temp'] * mib:8.2f} {r['jax_temp'] * mib:8.2f} "
+              f"{r['yax_res'] * mib:8.2f} {r['jax_res'] * mib:8.2f} {r['yax_ms']:7.1f} "
+              f"{r['jax_ms']:7.1f} {r['temp_ratio']:6.2f} {r['res_ratio']:6.2f} "
+              f"{r['time_ratio']:6.2f}")
 
 
 if __name__ == "__main__":

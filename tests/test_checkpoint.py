@@ -190,5 +190,5 @@ def test_saved_residuals_of_a_three_layer_mlp():
 
 def test_docs_page_runs(capsys):
     from tests.test_custom_derivatives import _run_doc
-    _run_doc("checkpoint.md", 2)
+    _run_doc("checkpoint.md", 4)
     assert "residuals" in capsys.readouterr().out

@@ -154,83 +154,100 @@ class _BytesBudget:
         return _BudgetPlan(jaxpr, residual_vars, always_saved).choose(self.budget)
 
 
-_MAX_CANDIDATES = 256  # bounds the greedy search on very long segments (best single gains kept)
-
-
 class _BudgetPlan:
-    """The forward program seen from the residuals: which equations a walk back from them
-    recomputes, given the values that are stored (the walk stops at those)."""
+    """The forward program seen from the residuals, as a graph walked backwards: from the
+    residuals to the values they are computed from, through the equations that compute them,
+    stopping at stored values and at the checkpoint's inputs.
+
+    Storing value v removes from the recomputation exactly the equations that every path from
+    the residuals to them passes through v: those v dominates. One dominator tree per step of
+    the greedy therefore gives every candidate's gain at once (the work in its subtree)."""
 
     def __init__(self, jaxpr, residual_vars, always_saved):
         self.producer = {v: e for e in jaxpr.eqns for v in e.outvars}
-        self.roots = [v for v in residual_vars if v in self.producer]
+        self.position = {id(e): i for i, e in enumerate(jaxpr.eqns)}
+        self.roots = list(dict.fromkeys(v for v in residual_vars if v in self.producer))
         self.fixed = set(always_saved)
         self.cost = {id(e): _flops(e) for e in jaxpr.eqns}
-
-    def walk(self, stored) -> tuple[int, set]:
-        """(work recomputed, the stored values the walk reaches) with `stored` kept."""
-        work, reached, seen, done, stack = 0, set(), set(), set(), list(self.roots)
-        while stack:
-            v = stack.pop()
-            if v in seen:
-                continue
-            seen.add(v)
-            eqn = self.producer.get(v)
-            if eqn is None:  # an input of the checkpoint: kept anyway
-                continue
-            if v in stored or v in self.fixed:
-                reached.add(v)
-                continue
-            if id(eqn) not in done:  # an equation with several outputs runs once
-                done.add(id(eqn))
-                work += self.cost[id(eqn)]
-                stack.extend(a for a in eqn.inputs if isinstance(a, Var))
-        return work, reached
 
     def choose(self, budget: int) -> set:
         everything = {v for v in self.roots if v not in self.fixed}
         if sum(_nbytes(v) for v in everything) <= budget:
             return everything  # the documented "save all": nothing is recomputed
-        stored, used = set(), 0
-        work, _ = self.walk(stored)
-        candidates = self._candidates(budget)
-        while candidates and work > 0:
-            best = None
-            for v in candidates - stored:
-                size = _nbytes(v)
-                if used + size > budget:
-                    continue
-                gain = work - self.walk(stored | {v})[0]
-                score = gain / max(size, 1)
-                if gain > 0 and (best is None or score > best[0]):
-                    best = (score, v)
-            if best is None:
-                break
-            stored.add(best[1])
-            work, reached = self.walk(stored)
+        stored: set = set()
+        while True:
+            gains, reached = self.gains(stored)
             stored &= reached  # a value shadowed by later choices is dropped, its bytes freed
-            used = sum(_nbytes(v) for v in stored)
-        return stored
+            room = budget - sum(_nbytes(v) for v in stored)
+            best, best_score = None, 0.0
+            for v, gain in gains.items():
+                size = _nbytes(v)
+                if gain > 0 and size <= room and gain / max(size, 1) > best_score:
+                    best, best_score = v, gain / max(size, 1)
+            if best is None:
+                return stored
+            stored.add(best)
 
-    def _candidates(self, budget: int) -> set:
-        fits = [v for v in self._reachable() if v not in self.fixed and _nbytes(v) <= budget]
-        if len(fits) <= _MAX_CANDIDATES:
-            return set(fits)
-        work = self.walk(set())[0]
-        ranked = sorted(fits, key=lambda v: -(work - self.walk({v})[0]) / max(_nbytes(v), 1))
-        return set(ranked[:_MAX_CANDIDATES])
+    def gains(self, stored) -> tuple[dict, set]:
+        """({recomputed value: work its storing removes}, the stored values still reached)."""
+        preds, reached_stops = self._graph(stored)
+        order = sorted(preds, key=self._topological_key)
+        idom, depth = {_ROOT: _ROOT}, {_ROOT: 0}
+        for node in order:
+            dom = preds[node][0]
+            for p in preds[node][1:]:
+                dom = _common_dominator(dom, p, idom, depth)
+            idom[node], depth[node] = dom, depth[dom] + 1
+        work = dict.fromkeys(order, 0)
+        work[_ROOT] = 0
+        for node in reversed(order):  # subtree sums, leaves first
+            if isinstance(node, tuple):
+                work[node] += self.cost[node[1]]
+            work[idom[node]] += work[node]
+        return {n: w for n, w in work.items() if isinstance(n, Var)}, reached_stops
 
-    def _reachable(self) -> list:
-        seen, order, stack = set(), [], list(self.roots)
+    def _graph(self, stored):
+        """Predecessors of each node the backward walk reaches: a value (Var) leads to its
+        equation (("eqn", id)), an equation to the values it reads."""
+        preds: dict = {}
+        reached_stops, stack = set(), [(_ROOT, v) for v in self.roots]
         while stack:
-            v = stack.pop()
-            if v in seen or v not in self.producer:
+            src, v = stack.pop()
+            if v in stored or v in self.fixed:
+                reached_stops.add(v)
                 continue
-            seen.add(v)
-            order.append(v)
-            if v not in self.fixed:
-                stack.extend(a for a in self.producer[v].inputs if isinstance(a, Var))
-        return order
+            eqn = self.producer.get(v)
+            if eqn is None:  # an input of the checkpoint: kept anyway
+                continue
+            if v in preds:
+                preds[v].append(src)
+                continue
+            preds[v] = [src]
+            node = ("eqn", id(eqn))
+            if node in preds:
+                preds[node].append(v)
+                continue
+            preds[node] = [v]
+            stack.extend((node, a) for a in eqn.inputs if isinstance(a, Var))
+        return preds, reached_stops
+
+    def _topological_key(self, node):
+        # an equation's outputs come before it, and it before the (earlier) equations it reads
+        if isinstance(node, tuple):
+            return (-self.position[node[1]], 1)
+        return (-self.position[id(self.producer[node])], 0)
+
+
+_ROOT = ("root", -1)  # the residuals' common source in the dominator tree
+
+
+def _common_dominator(a, b, idom, depth):
+    while a != b:
+        if depth[a] >= depth[b]:
+            a = idom[a]
+        else:
+            b = idom[b]
+    return a
 
 
 def _nbytes(var) -> int:

@@ -145,3 +145,44 @@ def test_policy_value_semantics_and_names():
     for bad in (-1, "1MiB", None, True):
         with pytest.raises(ValueError, match="save_within_bytes"):
             cp.save_within_bytes(bad)
+
+
+def _walk_work(plan, stored):
+    """Brute force: the work of the backward walk from the residuals with `stored` kept."""
+    seen, done, work, stack = set(), set(), 0, list(plan.roots)
+    while stack:
+        v = stack.pop()
+        if v in seen or v in stored or v not in plan.producer:
+            continue
+        seen.add(v)
+        eqn = plan.producer[v]
+        if id(eqn) not in done:
+            done.add(id(eqn))
+            work += plan.cost[id(eqn)]
+            stack.extend(a for a in eqn.inputs if type(a).__name__ == "Var")
+    return work
+
+
+def test_dominator_gains_equal_brute_force_walks():
+    from yax.checkpoint_policies import _BudgetPlan
+
+    def f(W, x):   # shared values, several consumers, a multi-output loop
+        h = x @ W
+        a, b = ynp.sin(h), ynp.cos(h)
+        c = ynp.tanh(a * b) @ W
+        (u, v), _ = yax.lax.scan(lambda c, _: ((c[0] * c[1], c[1] + 1.0), None), (c, a), None,
+                                 length=3)
+        return [ynp.exp(u), v * b, c]
+    jaxpr = yax.make_jaxpr(f)(WS[0], X).jaxpr
+    residuals = list(jaxpr.outvars)  # as if the backward pass read the outputs
+    plan = _BudgetPlan(jaxpr, residuals, set())
+    inner = [o for e in jaxpr.eqns for o in e.outvars if o not in residuals]
+    shared = set()
+    for stored in (set(), {inner[0]}, set(inner[2:5])):
+        gains, _ = plan.gains(stored)
+        base = _walk_work(plan, stored)
+        assert len(gains) >= 5
+        for v, gain in gains.items():
+            assert gain == base - _walk_work(plan, stored | {v}), v
+            shared.add(gain > plan.cost[id(plan.producer[v])])
+    assert shared == {True, False}  # some values dominate more than their own equation

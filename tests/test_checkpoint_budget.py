@@ -186,3 +186,14 @@ def test_dominator_gains_equal_brute_force_walks():
             assert gain == base - _walk_work(plan, stored | {v}), v
             shared.add(gain > plan.cost[id(plan.producer[v])])
     assert shared == {True, False}  # some values dominate more than their own equation
+
+
+def test_budget_on_top_of_another_policy():
+    dots, dots_saved = _inside_bytes(cp.dots_saveable)
+    both = cp.save_from_both_policies(cp.dots_saveable, cp.save_within_bytes(2 * ARRAY))
+    total, saved = _inside_bytes(both)
+    # the matmuls are kept by dots_saveable and cost the budget nothing: it buys 2 more values
+    assert total == dots + 2 * ARRAY
+    assert sorted(r.primitive for r in saved).count("dot_general") == 3
+    _close(yax.grad(_loss(both), argnums=(0, 1))(WS, X),
+           jax.grad(_jax_loss, argnums=(0, 1))(WS, X))

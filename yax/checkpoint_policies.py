@@ -3,7 +3,7 @@
 A policy is `policy(primitive, *input_avals, **params) -> bool`, asked about each equation of the
 checkpointed function's forward computation: True means its outputs are saved. A policy that
 needs the whole program to decide (`save_within_bytes`) also has a `choose_saved` method, which
-the checkpoint's partial-evaluation rule calls instead with the forward program.
+the checkpoint's partial-evaluation rule also calls with the whole forward program.
 """
 
 from __future__ import annotations
@@ -100,6 +100,23 @@ class _Either:
 
     def __hash__(self):
         return hash((self.a, self.b))
+
+    def choose_saved(self, jaxpr, residual_vars, always_saved=frozenset()) -> set:
+        """A whole-program side (save_within_bytes) plans around what the other side stores:
+        those values are kept anyway and cost it nothing."""
+        chosen = set()
+        for mine, other in ((self.a, self.b), (self.b, self.a)):
+            choose = getattr(mine, "choose_saved", None)
+            if choose is not None:
+                kept = set(always_saved) | _saved_per_equation(other, jaxpr)
+                chosen |= set(choose(jaxpr, residual_vars, kept))
+        return chosen
+
+
+def _saved_per_equation(policy, jaxpr) -> set:
+    """The outputs of the equations a per-equation policy calls saveable."""
+    return {v for e in jaxpr.eqns
+            if policy(e.primitive, *[a.aval for a in e.inputs], **e.params) for v in e.outvars}
 
 
 # --- save_within_bytes: the most recomputation saved per byte, up to a budget -----------------

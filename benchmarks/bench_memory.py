@@ -9,7 +9,8 @@ Two workloads:
 - a long `scan` of the same layer, plain, with the step checkpointed, and in
   `checkpoint="sqrt"` mode (jax has no such mode: its column is the same nesting written by
   hand, a scan over checkpointed inner scans).
-`temp_ratio`/`time_ratio` compare each row with the workload's no-checkpoint row (yax).
+`temp_ratio`/`res_ratio`/`time_ratio` compare each row with the workload's no-checkpoint row
+(yax; times as the median of per-round ratios), `yax_jax_time` yax with jax.
 """
 
 from __future__ import annotations
@@ -66,9 +67,9 @@ def _jax_residual_bytes(jax, f, *args) -> int:
                for aval, _ in saved_residuals(f, *args))
 
 
-def _time_interleaved(calls, rounds: int = 5, number: int = 2) -> list[float]:
-    """Median milliseconds per call of each `calls[i]()`, in rounds that run every call in
-    turn, so drift on a shared machine hits every row alike."""
+def _time_rounds(calls, rounds: int = 7, number: int = 2) -> list[list[float]]:
+    """Seconds per call of each `calls[i]()`, one list entry per round; every round runs every
+    call in turn, so drift on a shared machine hits the rows of a round alike."""
     for call in calls:
         call()  # warm up
     times = [[] for _ in calls]
@@ -78,7 +79,12 @@ def _time_interleaved(calls, rounds: int = 5, number: int = 2) -> list[float]:
             for _ in range(number):
                 call()
             out.append((time.perf_counter() - start) / number)
-    return [statistics.median(t) * 1e3 for t in times]
+    return times
+
+
+def _median_ratio(a: list, b: list) -> float:
+    """The median over rounds of a/b (both measured in the same round)."""
+    return statistics.median(x / y for x, y in zip(a, b, strict=True))
 
 
 def _block(tree):
@@ -160,20 +166,18 @@ def run() -> list:
     import yax
     import yax.numpy as ynp
 
-    groups = (_chain_rows(yax, jax, ynp, jnp), _scan_rows(yax, jax, ynp, jnp))
-    calls = [c for group in groups for _, pair in group for c in pair]
-    ms = iter(_time_interleaved(calls))
     rows = []
-    for group in groups:
-        group = [row for row, _ in group]
-        for r in group:
-            r["yax_ms"], r["jax_ms"] = next(ms), next(ms)
-        base = group[0]
-        for r in group:  # each row against its workload without checkpointing
-            r["temp_ratio"] = r["yax_temp"] / max(base["yax_temp"], 1)
-            r["res_ratio"] = r["yax_res"] / max(base["yax_res"], 1)
-            r["time_ratio"] = r["yax_ms"] / base["yax_ms"]
-        rows.extend(group)
+    for group in (_chain_rows(yax, jax, ynp, jnp), _scan_rows(yax, jax, ynp, jnp)):
+        times = _time_rounds([c for _, pair in group for c in pair])
+        base_res, base_temp, base_times = group[0][0]["yax_res"], group[0][0]["yax_temp"], times[0]
+        for i, (r, _) in enumerate(group):  # each row against its workload's no-checkpoint row
+            y, j = times[2 * i], times[2 * i + 1]
+            r["yax_ms"], r["jax_ms"] = statistics.median(y) * 1e3, statistics.median(j) * 1e3
+            r["temp_ratio"] = r["yax_temp"] / max(base_temp, 1)
+            r["res_ratio"] = r["yax_res"] / max(base_res, 1)
+            r["time_ratio"] = _median_ratio(y, base_times)
+            r["yax_jax_time"] = _median_ratio(y, j)
+            rows.append(r)
     return rows
 
 
@@ -181,12 +185,12 @@ def print_table(rows) -> None:
     mib = 1 / MIB
     print(f"{'memory (MiB) and time (ms) of grad':70s} {'yax temp':>8s} {'jax temp':>8s} "
           f"{'yax res':>8s} {'jax res':>8s} {'yax ms':>7s} {'jax ms':>7s} {'temp/0':>6s} "
-          f"{'res/0':>6s} {'time/0':>6s}")
+          f"{'res/0':>6s} {'time/0':>6s} {'time yax/jax':>12s}")
     for r in rows:
         print(f"{r['name']:70s} {r['yax_temp'] * mib:8.2f} {r['jax_temp'] * mib:8.2f} "
               f"{r['yax_res'] * mib:8.2f} {r['jax_res'] * mib:8.2f} {r['yax_ms']:7.1f} "
               f"{r['jax_ms']:7.1f} {r['temp_ratio']:6.2f} {r['res_ratio']:6.2f} "
-              f"{r['time_ratio']:6.2f}")
+              f"{r['time_ratio']:6.2f} {r['yax_jax_time']:12.2f}")
 
 
 if __name__ == "__main__":

@@ -55,18 +55,20 @@ def segmented_scan(consts, carry, xs, *, body, length: int, reverse: bool, unrol
     """The outputs (final carry..., ys...) of scan_p over `body` (const-free, inputs
     consts + carry + x), run as checkpointed segments of `k` steps."""
     n_outer, rest = divmod(length, k)
-    main = [_leading(x, 0, n_outer * k) for x in xs]
-    main = [reshape(x, (n_outer, k, *aval_of(x).shape[1:])) for x in main]
-    tail = [_leading(x, n_outer * k, length) for x in xs]
-    run_main = lambda c: _outer_scan(consts, c, main, body, n_outer, k, reverse, unroll)
-    run_tail = lambda c: _segment(consts, c, tail, body, rest, reverse, unroll) if rest \
-        else (list(c), [])
-    if reverse:  # the loop meets the leftover steps (the highest indices) first
-        c, ys_tail = run_tail(carry)
-        c, ys_main = run_main(c)
-    else:
-        c, ys_main = run_main(carry)
-        c, ys_tail = run_tail(c)
+    main = [reshape(_leading(x, 0, n_outer * k), (n_outer, k, *aval_of(x).shape[1:]))
+            for x in xs]
+    tail = [slice_in_dim(x, n_outer * k, length) for x in xs] if rest else []
+
+    def run_main(c):
+        return _outer_scan(consts, c, main, body, n_outer, k, reverse, unroll)
+
+    def run_tail(c):
+        return _segment(consts, c, tail, body, rest, reverse, unroll) if rest else (c, [])
+    # in reverse the loop meets the leftover steps (the highest indices) first
+    first, second = (run_tail, run_main) if reverse else (run_main, run_tail)
+    c, ys_first = first(list(carry))
+    c, ys_second = second(c)
+    ys_main, ys_tail = (ys_second, ys_first) if reverse else (ys_first, ys_second)
     ys = [reshape(y, (n_outer * k, *aval_of(y).shape[2:])) for y in ys_main]
     if rest:
         ys = [concatenate([a, b], 0) for a, b in zip(ys, ys_tail, strict=True)]

@@ -137,12 +137,13 @@ def test_inside_and_around_scan():
 
 
 def test_policy_value_semantics_and_names():
-    assert cp.save_within_bytes(10) == cp.save_within_bytes(10.0)
+    assert cp.save_within_bytes(10) == cp.save_within_bytes(10.0) == \
+        cp.save_within_bytes(np.int64(10))
     assert hash(cp.save_within_bytes(10)) == hash(cp.save_within_bytes(10))
     assert cp.save_within_bytes(10) != cp.save_within_bytes(11)
     assert repr(cp.save_within_bytes(10)) == "save_within_bytes(10)"
     assert yax.ad_checkpoint.checkpoint_policies.save_within_bytes is cp.save_within_bytes
-    for bad in (-1, "1MiB", None, True):
+    for bad in (-1, "1MiB", None, True, float("nan")):
         with pytest.raises(ValueError, match="save_within_bytes"):
             cp.save_within_bytes(bad)
 

@@ -9,6 +9,7 @@ the checkpoint's partial-evaluation rule also calls with the whole forward progr
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -148,7 +149,8 @@ class _BytesBudget:
     picks the set (yax.primitives.remat calls it when a policy has one)."""
 
     def __init__(self, budget):
-        if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget < 0:
+        if isinstance(budget, (bool, np.bool_)) or not isinstance(budget, numbers.Real) \
+                or not budget >= 0:
             raise ValueError(f"save_within_bytes: the budget must be a number of bytes >= 0, "
                              f"got {budget!r}")
         self.budget = int(budget)

@@ -9,6 +9,7 @@ import types
 from typing import Callable
 
 import jax
+import jax.ad_checkpoint
 import jax.numpy as jjnp
 import numpy as np
 import pytest
@@ -234,3 +235,59 @@ TRACER_XFAIL: dict[str, str] = {}
 def test_tracer_prints_like_jax(name):
     transform = TRACER_CASES[name]
     assert _seen_by(yax_namespace(), transform) == _seen_by(jax_namespace(), transform)
+
+
+def _chain(L):
+    def g(W, x):
+        y = L.jnp.dot(W, x)
+        return L.jnp.sin(y)
+
+    def f(W1, W2, x):
+        return g(W2, g(W1, x))
+    return f
+
+
+def _named(L):
+    def f(W1, x):
+        x = L.ad.ad_checkpoint.checkpoint_name(L.jnp.sin(W1 @ x), name="a")
+        return L.jnp.sin(x)
+    return L.ad.checkpoint(f, policy=L.ad.checkpoint_policies.save_only_these_names("a"))
+
+
+def _params(L):
+    def loss(params, x):
+        for W in params:
+            x = L.jnp.sin(W @ x)
+        return L.jnp.sum(x * x)
+    return loss
+
+
+_W = lambda: (np.ones((5, 4), np.float32), np.ones((6, 5), np.float32), np.ones(4, np.float32))
+RESIDUAL_CASES = {
+    "chain": (_chain, _W),
+    "checkpointed_chain": (lambda L: L.ad.checkpoint(_chain(L)), _W),
+    "dots_saveable": (lambda L: L.ad.checkpoint(
+        _chain(L), policy=L.ad.checkpoint_policies.dots_with_no_batch_dims_saveable), _W),
+    "named": (_named, lambda: (np.ones((4, 4), np.float32), np.ones(4, np.float32))),
+    "pytree_argument": (_params, lambda: ([np.ones((4, 4), np.float32)] * 2,
+                                          np.ones(4, np.float32))),
+    "weak_scalar": (lambda L: lambda x: L.jnp.sin(L.jnp.sin(x)), lambda: (3.0,)),
+}
+
+
+@pytest.mark.parametrize("name", list(RESIDUAL_CASES))
+def test_print_saved_residuals_like_jax(name, capsys):
+    """One line per residual, in jax's words and order, with the column of the source line."""
+    make, args = RESIDUAL_CASES[name]
+    printed = []
+    for L, module in ((yax_namespace(), yax.ad_checkpoint), (jax_namespace(), jax.ad_checkpoint)):
+        module.print_saved_residuals(make(L), *args())
+        printed.append(capsys.readouterr().out)
+    assert printed[0] == printed[1]
+    assert printed[0].count("\n") >= 2
+
+
+def test_residual_report_keeps_the_ranked_form(capsys):
+    report = yax.ad_checkpoint.residual_report(_chain(yax_namespace()), *_W())
+    out = capsys.readouterr().out
+    assert "by source line (largest first)" in out and len(report) == 6

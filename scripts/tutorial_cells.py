@@ -190,9 +190,14 @@ def _matplotlib_standin() -> None:
         def __repr__(self):
             return "<matplotlib stand-in>"
 
+    def module_attr(attr):
+        if attr.startswith("__"):  # __file__, __path__, ...: a plain module has none either
+            raise AttributeError(attr)
+        return Anything()
+
     for name in ("matplotlib", "matplotlib.pyplot", "matplotlib.cm", "matplotlib.colors"):
         mod = types.ModuleType(name)
-        mod.__getattr__ = lambda attr: Anything()
+        mod.__getattr__ = module_attr
         sys.modules[name] = mod
     sys.modules["matplotlib"].pyplot = sys.modules["matplotlib.pyplot"]
 
@@ -261,6 +266,7 @@ def run_notebook(name: str, cells: list[dict], mode: str, timeout: int) -> list[
         err = ""
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp,
+                                  stdin=subprocess.DEVNULL,  # a debugger prompt reads EOF
                                   timeout=timeout * 3 + 60 + 5 * len(cells))
             err = proc.stderr[-2000:] if proc.returncode else ""
         except subprocess.TimeoutExpired:

@@ -51,6 +51,29 @@ def _custom_vjp(L):
     return f
 
 
+def _custom_jvp_named(L):
+    @L.ad.custom_jvp
+    def log1pexp(x):
+        return L.jnp.log(1.0 + L.jnp.exp(x))
+
+    @log1pexp.defjvp
+    def log1pexp_jvp(primals, tangents):
+        x, = primals
+        return log1pexp(x), tangents[0] * (1.0 - 1.0 / (1.0 + L.jnp.exp(x)))
+    return log1pexp
+
+
+def _custom_jvp_symbolic(L):
+    @L.ad.custom_jvp
+    def f(x, y):
+        return x * y
+
+    def f_jvp(primals, tangents):
+        return f(*primals), primals[1] * tangents[0]
+    f.defjvp(f_jvp, symbolic_zeros=True)
+    return lambda x: f(x, 2.0)
+
+
 def _twelve(L):
     def f(a, b, c, d, e, g, h, i, j, k, l, m):
         return a + b + c + d + e + g + h + i + j + k + l + m
@@ -95,8 +118,6 @@ _scalar = lambda: (np.float32(2.0),)
 _matrix = lambda: (np.arange(6, dtype=np.float32).reshape(2, 3),)
 _DCE = ("yax drops the primal work a gradient does not need before printing (dead-code el"
         "imination); jax keeps it, with `_` binders")
-_CUSTOM = ("yax's custom_jvp_call/custom_vjp_call params are (call_jaxpr, num_consts, rule); "
-           "jax shows (name, call_jaxpr, jvp or fwd/bwd, symbolic_zeros)")
 
 CASES = [
     Case("elementwise", lambda L: lambda x: L.jnp.sin(x) * 2.0),
@@ -113,8 +134,14 @@ CASES = [
                                                        lambda c: c + 1.0, x)),
     Case("fori", lambda L: lambda x: L.lax.fori_loop(0, 3, lambda i, c: c * 2.0, x),
          xfail="yax's fori_loop passes its start as a const and converts it; jax writes 0:i32[]"),
-    Case("custom_jvp", _custom_jvp, xfail=_CUSTOM),
-    Case("custom_vjp", _custom_vjp, xfail=_CUSTOM),
+    Case("custom_jvp", _custom_jvp),
+    Case("custom_vjp", _custom_vjp),
+    Case("custom_jvp_named_rule", _custom_jvp_named),
+    Case("custom_jvp_symbolic_zeros", _custom_jvp_symbolic, _scalar,
+         "a Python scalar argument of a custom_jvp function is a constvar in yax, a literal in "
+         "jax"),
+    Case("custom_vjp_in_jit", lambda L: L.ad.jit(_custom_vjp(L))),
+    Case("custom_jvp_twice", lambda L: lambda x: _custom_jvp(L)(_custom_jvp(L)(x) * 2.0)),
     Case("jit_in_jit", lambda L: lambda x: L.ad.jit(lambda y: y * 2.0)(x) + 1.0),
     Case("long_binders", _twelve, lambda: (np.float32(2.0),) * 12),
     Case("literals", lambda L: lambda x: x * 3 + 2.5 - True),

@@ -83,10 +83,8 @@ UNARY_TABLE = [
      lambda t, out, x: lax.div(t, lax.add(lax.square(x), 1.0))),
     ("sinh", "inexact", op_lower(chlo.sinh), None, lambda t, out, x: lax.mul(t, lax.cosh(x))),
     ("cosh", "inexact", op_lower(chlo.cosh), None, lambda t, out, x: lax.mul(t, lax.sinh(x))),
-    # (t + t tanh) (1 - tanh), not t (1 - tanh^2): JAX's factoring, so that gradients round
-    # (and print) as JAX's do
     ("tanh", "inexact", op_lower(hlo.tanh), None,
-     lambda t, out, x: lax.mul(lax.add(t, lax.mul(t, out)), lax.sub(1.0, out))),
+     lambda t, out, x: lax.mul(t, lax.sub(1.0, lax.square(out)))),
     ("asinh", "inexact", op_lower(chlo.asinh), None,
      lambda t, out, x: lax.mul(t, lax.rsqrt(lax.add(lax.square(x), 1.0)))),
     ("acosh", "inexact", op_lower(chlo.acosh), None,

@@ -318,3 +318,31 @@ def test_residual_report_keeps_the_ranked_form(capsys):
     report = yax.ad_checkpoint.residual_report(_chain(yax_namespace()), *_W())
     out = capsys.readouterr().out
     assert "by source line (largest first)" in out and len(report) == 6
+
+
+ARRAY_VALUES = {
+    "scalar": lambda: np.float32(2.0),
+    "empty": lambda: np.zeros((0, 3), np.float32),
+    "matrix": lambda: np.ones((3, 4), np.float32),
+    "full_last_line": lambda: np.array([-147.84032, -207.02205, -109.26076, -243.80832,
+                                        -163.02908, -143.84848, -160.28772, -113.7717,
+                                        -126.605446, -190.81989], np.float32),
+    "long": lambda: np.arange(30, dtype=np.float32) / 7,
+    "int": lambda: np.arange(40, dtype=np.int32),
+    "complex": lambda: (np.arange(20, dtype=np.float32) / 3 + 1j).astype(np.complex64),
+}
+
+
+@pytest.mark.parametrize("name", list(ARRAY_VALUES))
+def test_array_repr_like_jax(name):
+    """Array repr wraps as jax's: on a full last line the dtype follows after six spaces."""
+    value = ARRAY_VALUES[name]()
+    assert repr(yax.numpy.asarray(value)) == repr(jjnp.asarray(value))
+
+
+def test_weak_array_repr_like_jax():
+    values = (np.arange(10, dtype=np.float32) * -20.123).tolist()
+    got = yax.jit(lambda a: a * 1.0)(yax.numpy.asarray(values)) + 2.0
+    want = jax.jit(lambda a: a * 1.0)(jjnp.asarray(values)) + 2.0
+    assert repr(yax.numpy.asarray(3.0)) == repr(jjnp.asarray(3.0))
+    assert repr(got) == repr(want)

@@ -346,3 +346,15 @@ def test_weak_array_repr_like_jax():
     want = jax.jit(lambda a: a * 1.0)(jjnp.asarray(values)) + 2.0
     assert repr(yax.numpy.asarray(3.0)) == repr(jjnp.asarray(3.0))
     assert repr(got) == repr(want)
+
+
+@pytest.mark.parametrize("value", [np.ones(3, np.float32), 2.0, np.ones((2, 3), np.int32),
+                                   np.bool_(True)], ids=["f32", "weak", "i32", "bool"])
+def test_typeof_prints_like_jax(value):
+    seen = []
+    for L in (yax_namespace(), jax_namespace()):
+        aval = L.ad.typeof(L.jnp.asarray(value))
+        inner = []
+        L.ad.jit(lambda x: inner.append((str(L.ad.typeof(x)), repr(L.ad.typeof(x)))) or x)(value)
+        seen.append((str(aval), repr(aval), inner))
+    assert seen[0] == seen[1]

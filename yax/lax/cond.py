@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import collections
 
+import numpy as np
+
 from yax import errors, tree_util
 from yax.core import dtypes
-from yax.core.avals import aval_of_value
-from yax.core.trace import bind
+from yax.core.avals import TypedScalar, aval_of_value
+from yax.core.trace import Tracer, bind
 from yax.errors import BranchOutputMismatchError, CondPredicateError  # noqa: F401  (re-exported)
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import captures_tracer, trace_cached
-from yax.lax.elementwise import convert_element_type
+from yax.lax.elementwise import clamp, convert_element_type
 from yax.primitives.control_flow.cond import cond_p, join_branch_consts
 from yax.runtime.values import as_operand
 
@@ -68,7 +70,12 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
             f"Convert it (e.g. `idx.astype(jnp.int32)`) or reduce it to one value.")
     names = tuple(f"branch {i}" for i in range(len(branches)))
     leaves, traced = _trace_all("lax.switch", branches, operands, names)
-    return _bind(_to_int32(as_operand(index)), leaves, traced)
+    index = _to_int32(as_operand(index))
+    if isinstance(index, Tracer):
+        # the lowering clamps anyway; a traced program shows JAX's `clamp` equation too
+        index = clamp(TypedScalar(0, _I32, False), index,
+                      TypedScalar(len(branches) - 1, _I32, False))
+    return _bind(index, leaves, traced)
 
 
 def _with_operand_keyword(name: str, operands: tuple, operand) -> tuple:
@@ -80,6 +87,9 @@ def _with_operand_keyword(name: str, operands: tuple, operand) -> tuple:
         raise TypeError(f"{name}: operand= was passed together with positional operands "
                         f"{operands!r}; pass the operands one way only (positionally)")
     return (operand,)
+
+
+_I32 = np.dtype(np.int32)
 
 
 def _to_int32(x):

@@ -19,7 +19,7 @@ from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer, is_eager
 from yax.lax._util import check_no_out_sharding
 from yax.lax.elementwise import _convert_keep_weak, convert_element_type
-from yax.lax.shape import broadcast_in_dim, concatenate, expand_dims, reshape
+from yax.lax.shape import broadcast_in_dim, concatenate, reshape
 from yax.numpy._promote import broadcast_to_shape, shape_of
 from yax.runtime.array import Array, is_concrete
 from yax.runtime.values import array_from_numpy, to_array
@@ -161,18 +161,25 @@ def _stack_nested(obj, dtype):
         if isinstance(o, (list, tuple)):
             if not o:
                 raise ValueError("array: empty lists cannot be mixed with traced values")
-            return _stack([build(x) for x in o])
+            return _stack([_with_leading_axis(build(x)) for x in o])
         return _astype(o if isinstance(o, (Array, Tracer)) else array(o), dt)
     return build(obj)
 
 
-def _stack(arrays):
-    """Arrays of one shape and dtype joined along a new leading axis."""
-    shapes = {tuple(a.shape) for a in arrays}
+def _with_leading_axis(a):
+    """`a` with a new leading axis of 1, each element right after it is built: JAX's order
+    and its `broadcast_in_dim` (a staged `jnp.array([...])` prints as JAX's)."""
+    shape = tuple(shape_of(a))
+    return broadcast_in_dim(a, (1, *shape), tuple(range(1, len(shape) + 1)))
+
+
+def _stack(parts):
+    """Arrays of one shape and dtype, each with a leading axis of 1, joined along it."""
+    shapes = {tuple(a.shape) for a in parts}
     if len(shapes) > 1:
         raise errors.ShapeError(f"stack: all arrays need one shape, got "
-                                f"{' and '.join(str(a.shape) for a in arrays)}")
-    return concatenate([expand_dims(a, (0,)) for a in arrays], 0)
+                                f"{' and '.join(str(a.shape[1:]) for a in parts)}")
+    return concatenate(parts, 0)
 
 
 def _astype(x, dt):

@@ -409,3 +409,21 @@ def test_eager_fusion_option_compiles_fused(monkeypatch):
         yax.clear_caches()
     np.testing.assert_allclose(np.asarray(fused[0]), np.asarray(unfused[0]), rtol=1e-5)
     assert repr(fused) != repr(unfused)
+
+
+COMPLEX_GRADS = {
+    "real_of_square": (lambda L: L.ad.grad(lambda z: (z * z).real), 1 + 1j),
+    "real_imag": (lambda L: L.ad.grad(lambda z: L.jnp.real(z) ** 2 + L.jnp.imag(z) ** 2),
+                  3.0 + 4j),
+    "abs": (lambda L: L.ad.grad(L.jnp.abs), 3.0 + 4j),
+    "holomorphic": (lambda L: L.ad.grad(lambda z: L.jnp.sin(z), holomorphic=True), 1 + 1j),
+    "vjp": (lambda L: lambda z: L.ad.vjp(lambda z: z * 2, z)[1](1 + 0j)[0], 1 + 1j),
+}
+
+
+@pytest.mark.parametrize("name", list(COMPLEX_GRADS))
+def test_complex_gradient_weak_types_as_jax(name):
+    """A weakly typed complex input's cotangent is strong under a real-valued function (jax's
+    comes from complex(ct, zeros)) and weak when the function is holomorphic."""
+    make, z = COMPLEX_GRADS[name]
+    assert repr(make(yax_namespace())(z)) == repr(make(jax_namespace())(z))

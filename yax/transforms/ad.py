@@ -199,8 +199,9 @@ def _vjp(fun, primals, has_aux: bool, unit_cotangent: bool = False):
                                         f"{a.str_short()}; cotangents have the output's shape")
         # jax's cotangent of an integer/bool output is float0: it carries no data (a zero)
         cts = pullback([None if _is_float0(c) else c for c in ct_leaves])
+        real_out = not any(dtypes.is_complex(a.dtype) for a in out_avals)
         flat_cts = [_zeros_float0(aval_of(p)) if not _differentiable(aval_of(p))
-                    else _weak_like(_value(c), aval_of(p)) for p, c in zip(p_leaves, cts)]
+                    else _weak_like(_value(c), aval_of(p), real_out) for p, c in zip(p_leaves, cts)]
         return tree_util.tree_unflatten(in_tree, flat_cts)
 
     primal_out = tree_util.tree_unflatten(out_tree, p_out)
@@ -213,12 +214,15 @@ def _pullback_ignoring_aux(pullback, n_aux: int, cts: list) -> list:
     return pullback(list(cts) + [None] * n_aux)  # aux outputs have zero tangents: unread
 
 
-def _weak_like(ct, primal_aval):
-    """As JAX: a cotangent returned to the user is weakly typed exactly when its primal is."""
+def _weak_like(ct, primal_aval, real_out: bool = False):
+    """As JAX: a cotangent returned to the user is weakly typed exactly when its primal is,
+    except a complex primal's under a real-valued function: JAX's cotangent there is made by
+    `complex(ct, zeros)` (the transpose of `real`/`imag`/`abs`), which is strong."""
     aval = aval_of(ct)
-    if aval.weak_type == primal_aval.weak_type or aval.dtype != primal_aval.dtype:
+    weak = primal_aval.weak_type and not (real_out and dtypes.is_complex(primal_aval.dtype))
+    if aval.weak_type == weak or aval.dtype != primal_aval.dtype:
         return ct
-    return _convert_keep_weak(ct, aval.dtype, primal_aval.weak_type)
+    return _convert_keep_weak(ct, aval.dtype, weak)
 
 
 def _value(ct):

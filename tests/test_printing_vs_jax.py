@@ -126,9 +126,7 @@ CASES = [
     Case("grad_scalar", lambda L: L.ad.grad(lambda x: L.jnp.sin(x) * x), _scalar, _DCE),
     Case("vmap", lambda L: L.ad.vmap(lambda x: L.jnp.sin(x) + 1.0)),
     Case("jvp", lambda L: lambda x: L.ad.jvp(L.jnp.sin, (x,), (x,))),
-    Case("scan", lambda L: lambda x: L.lax.scan(lambda c, y: (c + y, c * y), 0.0, x),
-         xfail="jax converts the weak-typed carry inside the body (convert_element_type); "
-               "yax strengthens the carry before tracing the body"),
+    Case("scan", lambda L: lambda x: L.lax.scan(lambda c, y: (c + y, c * y), 0.0, x)),
     Case("cond", lambda L: lambda x: L.lax.cond(x[0] > 0, L.jnp.sin, L.jnp.cos, x)),
     Case("while", lambda L: lambda x: L.lax.while_loop(lambda c: c[0] < 10,
                                                        lambda c: c + 1.0, x)),

@@ -5,6 +5,10 @@ yet are strict xfails naming the reason, so the pass count is honest."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import pathlib
+import subprocess
+import sys
 import types
 from typing import Callable
 
@@ -16,6 +20,8 @@ import pytest
 
 import yax
 import yax.numpy as ynp
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def yax_namespace():
@@ -385,30 +391,43 @@ GRAD_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", list(GRAD_CASES))
-def test_eager_gradients_print_as_jax(name):
+def _in_clean_process(code: str) -> str:
+    """Run `code` (with this module's helpers imported) in a child without the suite's
+    XLA_FLAGS: the suite forces XLA's legacy CPU emitters, under which yax keeps eager
+    programs fused (see yax/transforms/eager_compiled.py), so the default path runs here."""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests")])
+    proc = subprocess.run([sys.executable, "-c", "from test_printing_vs_jax import *\n" + code],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_eager_gradients_print_as_jax():
     """Eager derivatives print jax's digits: the rules are factored as jax's, and yax's one
     backward program is compiled without XLA fusion (no FMA contraction), as jax's eager
     primitive-at-a-time execution rounds."""
-    make, args = GRAD_CASES[name]
-    got = make(yax_namespace())(*args())
-    want = make(jax_namespace())(*args())
-    assert repr(got) == repr(want)
+    out = _in_clean_process("""
+for name, (make, args) in GRAD_CASES.items():
+    got, want = make(yax_namespace())(*args()), make(jax_namespace())(*args())
+    print(name, repr(got) == repr(want))
+""")
+    assert out.split() == [w for n in GRAD_CASES for w in (n, "True")], out
 
 
-def test_eager_fusion_option_compiles_fused(monkeypatch):
+def test_eager_fusion_option_compiles_fused():
     """`config.eager_fusion` (off by default) compiles the eager backward pass with fusion,
     whose contracted multiply-adds round the tutorial loss's gradient differently."""
-    make, args = GRAD_CASES["tutorial_loss"]
-    unfused = make(yax_namespace())(*args())
-    yax.clear_caches()
-    monkeypatch.setattr(yax.config, "eager_fusion", True)
-    try:
-        fused = make(yax_namespace())(*args())
-    finally:
-        yax.clear_caches()
-    np.testing.assert_allclose(np.asarray(fused[0]), np.asarray(unfused[0]), rtol=1e-5)
-    assert repr(fused) != repr(unfused)
+    out = _in_clean_process("""
+make, args = GRAD_CASES["tutorial_loss"]
+unfused = make(yax_namespace())(*args())
+yax.clear_caches()
+yax.config.update("eager_fusion", True)
+fused = make(yax_namespace())(*args())
+np.testing.assert_allclose(np.asarray(fused[0]), np.asarray(unfused[0]), rtol=1e-5)
+print(repr(fused) != repr(unfused))
+""")
+    assert out.split() == ["True"], out
 
 
 COMPLEX_GRADS = {

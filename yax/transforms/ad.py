@@ -25,6 +25,7 @@ from yax.runtime import values
 from yax.runtime.values import aval_of, canonical_leaf
 from yax.transforms import eager_ad
 from yax.transforms._args import normalize_argnums
+from yax.transforms.vjp_function import VJPFunction
 
 
 def _flat_fun(fun, in_tree, out_tree_box):
@@ -205,6 +206,10 @@ def _vjp(fun, primals, has_aux: bool, unit_cotangent: bool = False):
         return tree_util.tree_unflatten(in_tree, flat_cts)
 
     primal_out = tree_util.tree_unflatten(out_tree, p_out)
+
+    def remake(leaves):  # the pullback at other primal leaves (a rebuilt pytree)
+        return _vjp(fun, tree_util.tree_unflatten(in_tree, list(leaves)), has_aux)[1]
+    f_vjp = VJPFunction(f_vjp, remake, p_leaves)
     if has_aux:
         return primal_out, f_vjp, aux
     return primal_out, f_vjp

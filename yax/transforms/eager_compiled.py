@@ -12,6 +12,7 @@ one compiled program when called eagerly (`compiled_backward_pass`).
 from __future__ import annotations
 
 import enum
+import os
 
 import numpy as np
 
@@ -130,8 +131,13 @@ _UNFUSED = {"xla_disable_hlo_passes": "fusion"}
 
 
 def _eager_jit(flat):
-    """`flat` jitted for eager autodiff: unfused unless `config.eager_fusion` (read now)."""
-    return jit(flat, compiler_options=None if config.eager_fusion else _UNFUSED)
+    """`flat` jitted for eager autodiff: unfused unless `config.eager_fusion` (read now) or
+    XLA's legacy CPU emitters are forced (`--xla_cpu_use_fusion_emitters=false`, which the
+    test suite sets for speed): jaxlib 0.10 miscompiles some dot_general backward programs
+    with both, so such a process keeps fusion."""
+    fuse = config.eager_fusion or "xla_cpu_use_fusion_emitters=false" in os.environ.get(
+        "XLA_FLAGS", "")
+    return jit(flat, compiler_options=None if fuse else _UNFUSED)
 
 
 def cached_program(key, make):

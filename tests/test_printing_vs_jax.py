@@ -446,3 +446,23 @@ def test_complex_gradient_weak_types_as_jax(name):
     comes from complex(ct, zeros)) and weak when the function is holomorphic."""
     make, z = COMPLEX_GRADS[name]
     assert repr(make(yax_namespace())(z)) == repr(make(jax_namespace())(z))
+
+
+def test_vjp_function_flattens_to_residuals_as_jax():
+    """A vjp function is a pytree (jax's Partial): its leaves go through make_jaxpr and the
+    rebuilt function gives the same cotangents (the remat tutorial's print_fwd_bwd)."""
+    results = []
+    for L in (yax_namespace(), jax_namespace()):
+        f = lambda W, x: L.jnp.sin(L.jnp.dot(W, x))  # noqa: E731
+        W, x = np.ones((3, 3), np.float32), np.arange(3, dtype=np.float32)
+        y, f_vjp = L.ad.vjp(f, W, x)
+        res, tree = L.ad.tree_util.tree_flatten(f_vjp)
+        assert res and all(hasattr(r, "shape") for r in res)
+
+        def g(*args):
+            *res, y = args
+            return L.ad.tree_util.tree_unflatten(tree, res)(y)
+        L.ad.make_jaxpr(g)(*res, y)
+        results.append([np.asarray(c) for c in g(*res, y)])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

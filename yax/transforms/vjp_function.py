@@ -2,9 +2,9 @@
 
 Code written for JAX flattens a vjp function, passes its leaves through a transformation and
 rebuilds it (the remat tutorial's `print_fwd_bwd`: `tree_flatten(f_vjp)`, then
-`make_jaxpr(lambda *res: tree_unflatten(tree, res)(ct))`). yax's leaves are the primal values
-the pullback was built at: a rebuilt function with other leaves differentiates again at them
-(under a trace, that is the backward computation staged from the leaves).
+`make_jaxpr(lambda *res: tree_unflatten(tree, res)(ct))`). The leaves are the residuals of the
+linear map, as JAX's: flattening linearizes the function once (at its primals), and a rebuilt
+function runs the backward pass on the leaves it is given.
 """
 
 from __future__ import annotations
@@ -13,30 +13,32 @@ from yax import tree_util
 
 
 class VJPFunction:
-    """`f_vjp(cotangent)`; flattens to the primals it linearized at."""
+    """`f_vjp(cotangent)`; flattens to the residuals of its linear map."""
 
-    __slots__ = ("_call", "_remake", "_primals", "__wrapped__")
+    __slots__ = ("_call", "_residuals", "__wrapped__")
 
-    def __init__(self, call, remake, primals: list):
-        self._call = call          # the pullback itself
-        self._remake = remake      # primal leaves -> a new pullback at them
-        self._primals = list(primals)
+    def __init__(self, call, residuals):
+        self._call = call              # the pullback itself
+        self._residuals = residuals    # () -> (residual leaves, leaves -> a pullback)
         self.__wrapped__ = call
 
     def __call__(self, *args, **kwargs):
         return self._call(*args, **kwargs)
 
     def __repr__(self):
-        return f"<vjp function of {len(self._primals)} primal leaves>"
+        return "<vjp function>"
 
 
 def _flatten(f):
-    return f._primals, f._remake
+    if callable(f._residuals):  # linearize once, at the first flatten
+        f._residuals = f._residuals()
+    leaves, rebuild = f._residuals
+    return leaves, rebuild
 
 
-def _unflatten(remake, leaves):
+def _unflatten(rebuild, leaves):
     leaves = list(leaves)
-    return VJPFunction(lambda *args, **kwargs: remake(leaves)(*args, **kwargs), remake, leaves)
+    return VJPFunction(rebuild(leaves), (leaves, rebuild))
 
 
 tree_util.register_pytree_node(VJPFunction, _flatten, _unflatten)

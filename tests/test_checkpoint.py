@@ -112,7 +112,7 @@ def test_save_only_these_names():
                        policy=cp.save_any_names_but_these("act"))
     assert [r.primitive for r in yax.saved_residuals(g, WS[0], X) if not r.is_input] == ["name"]
     want = yax.grad(lambda W, h: jnp.sum(layer(W, h)))(WS[0], X)
-    np.testing.assert_allclose(yax.grad(f)(WS[0], X), want, rtol=1e-6)
+    np.testing.assert_allclose(yax.grad(f)(WS[0], X), want, rtol=1e-5)  # float32 rounding
 
 
 def test_prevent_cse_puts_a_barrier_in_the_backward_program():
@@ -172,12 +172,12 @@ def test_saved_residuals_of_a_three_layer_mlp():
     assert got == [
         ("argument [0][0][0]", (5, 7)),          # W1: d h1_pre / d x is not needed, d/dW1 is x
         ("argument [1]", (4, 5)),                # x, for dL/dW1
-        ((line["h1"], "sub"), (4, 7)),           # 1 - tanh^2 of layer 1
+        ((line["h1"], "tanh"), (4, 7)),          # h1: for dL/dW2 and tanh's (t + t h1)
+        ((line["h1"], "sub"), (4, 7)),           # 1 - h1 (tanh's derivative, as JAX's)
         ("argument [0][1][0]", (7, 6)),          # W2, to backpropagate into h1
-        ((line["h1"], "tanh"), (4, 7)),          # h1, for dL/dW2
-        ((line["h2"], "sub"), (4, 6)),           # 1 - tanh^2 of layer 2
+        ((line["h2"], "tanh"), (4, 6)),          # h2, likewise for layer 2
+        ((line["h2"], "sub"), (4, 6)),           # 1 - h2
         ("argument [0][2][0]", (6, 3)),          # W3
-        ((line["h2"], "tanh"), (4, 6)),          # h2, for dL/dW3
         ((line["loss"], "mul"), (4, 3)),         # 2 (out - y) / n
     ]
     assert all(r.source.endswith("(mlp)") for r in report if not r.is_input)

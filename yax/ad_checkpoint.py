@@ -2,4 +2,4 @@
 
 from yax import checkpoint_policies  # noqa: F401  (jax.ad_checkpoint.checkpoint_policies)
 from yax.transforms.checkpoint import checkpoint, checkpoint_name, remat  # noqa: F401
-from yax.transforms.residuals import print_saved_residuals, saved_residuals  # noqa: F401
+from yax.transforms.residuals import print_saved_residuals, residual_report, saved_residuals  # noqa: F401

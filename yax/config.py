@@ -50,6 +50,9 @@ _OPTIONS = {
                                     lambda v: _env_int(v, 2 << 30), 2 << 30),
     "jit_cache_size": ("YAX_JIT_CACHE_SIZE", lambda v: _env_int(v, 128), 128),
     "eager_cache_size": ("YAX_EAGER_CACHE_SIZE", lambda v: _env_int(v, 4096), 4096),
+    # eager autodiff programs compiled with XLA's fusion (faster for large arrays; off: rounded
+    # as jax's op-by-op eager execution rounds, docs/differences.md)
+    "eager_fusion": ("YAX_EAGER_FUSION", _env_flag, False),
     # dispatch: jaxlib's C++ jit dispatch when the private API is present (off: Python path only)
     "jit_cpp_dispatch": ("YAX_JIT_CPP_DISPATCH", _env_flag_default_on, True),
     # placement: where values with no sharding information go (None: the first device)

@@ -60,8 +60,13 @@ class ShapedArray:
         return f"{'~' if self.weak_type else ''}{np.dtype(self.dtype).name}[{dims}]"
 
     def __repr__(self):
+        # as jax: full dtype names here (jaxprs print the short ones), the weak type spelled out
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.str_short()}{weak})"
+        dims = ",".join(str(d) for d in self.shape)
+        return f"ShapedArray({np.dtype(self.dtype).name}[{dims}]{weak})"
+
+    def __str__(self):
+        return self.str_long()  # `print(jax.typeof(x))` shows `~float32[]`
 
     @property
     def nbytes(self) -> int:

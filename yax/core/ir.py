@@ -161,8 +161,9 @@ def _literal_str(lit: Literal) -> str:
     if isinstance(val, np.ndarray) and val.shape == ():
         val = val.item()
     if isinstance(val, (bool, np.bool_)):
-        return "True" if val else "False"
-    text = repr(val) if isinstance(val, (int, float, complex)) else str(val)
+        text = "True" if val else "False"
+    else:
+        text = repr(val) if isinstance(val, (int, float, complex)) else str(val)
     return f"{text}:{lit.aval.str_short()}"
 
 

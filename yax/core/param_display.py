@@ -29,6 +29,8 @@ def shown_params(name: str, params: dict, out_avals) -> list[tuple[str, object]]
         del shown["broadcast_dimensions"]  # a scalar broadcast says nothing more than its type
     if name == "dot_general":
         _as_jax_dot(shown, out_avals)
+    if name in ("custom_jvp_call", "custom_vjp_call") and hasattr(shown.get("rule"), "shown"):
+        _as_jax_custom_call(shown)
     return sorted(shown.items(), key=lambda kv: (kv[0] != "name", kv[0]))
 
 
@@ -45,3 +47,25 @@ def _as_jax_dot(shown: dict, out_avals):
         shown["dimension_numbers"] = ((_Lists(lc), _Lists(rc)), (_Lists(lb), _Lists(rb)))
     if shown.get("preferred_element_type") is None and out_avals:
         shown["preferred_element_type"] = out_avals[0].dtype  # jax records the result type
+
+
+class _FunctionName(str):
+    """A user function shown by its name, as jax shows custom_jvp_call's `jvp=<lambda>`."""
+
+    def __repr__(self):
+        return str(self)
+
+
+def _function_name(fun) -> _FunctionName:
+    return _FunctionName(getattr(fun, "__name__", None) or str(fun))
+
+
+def _as_jax_custom_call(shown: dict):
+    """yax's (call_jaxpr, num_consts, rule) as jax's (name, call_jaxpr, jvp or fwd/bwd,
+    symbolic_zeros): the user's functions by name."""
+    rule = shown.pop("rule")
+    if not shown.get("num_consts"):  # jax's custom calls take their consts as arguments
+        shown.pop("num_consts", None)
+    for key, fun in rule.shown.items():
+        shown[key] = _function_name(fun)
+    shown["symbolic_zeros"] = bool(getattr(rule, "symbolic_zeros", False))

@@ -186,7 +186,7 @@ def export(fun, *, platforms=None, disabled_checks=()):
     Example:
       >>> exp = yax.export.export(yax.jit(yax.numpy.sin))(yax.ShapeDtypeStruct((3,), "float32"))
       >>> exp.in_avals
-      (ShapedArray(f32[3]),)
+      (ShapedArray(float32[3]),)
     """
     del disabled_checks  # yax runs no lowering-time safety checks that could be disabled
     chosen = _platforms(platforms)

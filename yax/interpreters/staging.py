@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import contextvars
+import itertools
 import warnings
 
 import numpy as np
@@ -67,11 +68,46 @@ def name_scope(name: str):
         _name_stack.reset(token)
 
 
-def _source_info() -> SourceInfo | None:
-    loc = errors.user_location()
-    if loc is None:
+class FrameSourceInfo(SourceInfo):
+    """A source location that also knows where on its line the call starts and the qualified
+    name of its function, as jax summarises a location ("file:line:column (qualname)", in
+    print_saved_residuals). Both are worked out only when asked for: staging keeps just the
+    code object and the instruction offset."""
+
+    def __new__(cls, frame):
+        code = frame.f_code
+        self = super().__new__(cls, code.co_filename, frame.f_lineno, code.co_name)
+        self._code, self._lasti = code, frame.f_lasti
+        return self
+
+    @property
+    def column(self) -> int | None:
+        positions = getattr(self._code, "co_positions", None)
+        if positions is None or self._lasti < 0:
+            return None
+        for _, _, col, _ in itertools.islice(positions(), self._lasti // 2, None):
+            return col
         return None
+
+    @property
+    def qualname(self) -> str:
+        return getattr(self._code, "co_qualname", self.function)
+
+
+def _source_info() -> SourceInfo | None:
     stack = _name_stack.get()
+    replay = errors.replay_source[0]
+    if replay is not None:
+        if type(replay) is FrameSourceInfo and not stack:
+            return replay  # a re-staged equation keeps its line (and column)
+        loc = tuple(replay)
+    else:
+        frame = errors.user_frame(2)
+        if frame is None:
+            return None
+        if not stack:
+            return FrameSourceInfo(frame)
+        loc = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
     if stack:
         return ScopedSourceInfo(*loc, "/".join(stack))
     return SourceInfo(*loc)

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import collections
 
+import numpy as np
+
 from yax import errors, tree_util
 from yax.core import dtypes
-from yax.core.avals import aval_of_value
-from yax.core.trace import bind
+from yax.core.avals import TypedScalar, aval_of_value
+from yax.core.trace import Tracer, bind
 from yax.errors import BranchOutputMismatchError, CondPredicateError  # noqa: F401  (re-exported)
-from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import captures_tracer, trace_cached
-from yax.lax.elementwise import convert_element_type
+from yax.lax.elementwise import clamp, convert_element_type
 from yax.primitives.control_flow.cond import cond_p, join_branch_consts
 from yax.runtime.values import as_operand
 
@@ -68,7 +69,12 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
             f"Convert it (e.g. `idx.astype(jnp.int32)`) or reduce it to one value.")
     names = tuple(f"branch {i}" for i in range(len(branches)))
     leaves, traced = _trace_all("lax.switch", branches, operands, names)
-    return _bind(_to_int32(as_operand(index)), leaves, traced)
+    index = _to_int32(as_operand(index))
+    if isinstance(index, Tracer):
+        # the lowering clamps anyway; a traced program shows JAX's `clamp` equation too
+        index = clamp(TypedScalar(0, _I32, False), index,
+                      TypedScalar(len(branches) - 1, _I32, False))
+    return _bind(index, leaves, traced)
 
 
 def _with_operand_keyword(name: str, operands: tuple, operand) -> tuple:
@@ -80,6 +86,9 @@ def _with_operand_keyword(name: str, operands: tuple, operand) -> tuple:
         raise TypeError(f"{name}: operand= was passed together with positional operands "
                         f"{operands!r}; pass the operands one way only (positionally)")
     return (operand,)
+
+
+_I32 = np.dtype(np.int32)
 
 
 def _to_int32(x):
@@ -151,7 +160,7 @@ def _describe(closed, tree) -> str:
 
 
 def _joined(traced: tuple):
-    """Branches with joined weak types and one shared signature (cached per traced tuple; the
+    """Branches with one shared signature (cached per traced tuple; the
     cached cond params are then identical objects, so the eager executable cache hits)."""
     key = tuple(id(c) for c in traced)
     hit = _joined_cache.get(key)
@@ -161,10 +170,7 @@ def _joined(traced: tuple):
         except KeyError:  # another thread evicted it meanwhile: the hit is still valid
             pass
         return hit[1], hit[2]
-    strong = [any(not c.out_avals[k].weak_type for c in traced)
-              for k in range(len(traced[0].out_avals))]
-    fixed = [_strengthen(c, strong) for c in traced]
-    branches, consts = join_branch_consts(fixed)
+    branches, consts = join_branch_consts(traced)
     if not captures_tracer(consts):
         _joined_cache[key] = (traced, branches, consts)
         while len(_joined_cache) > _JOINED_CACHE_SIZE:
@@ -173,16 +179,3 @@ def _joined(traced: tuple):
             except KeyError:  # emptied by another thread
                 break
     return branches, consts
-
-
-def _strengthen(closed, strong):
-    """Outputs that are weakly typed here but strong in another branch become strong (the join
-    of the branches' types, as JAX does)."""
-    if not any(s and a.weak_type for s, a in zip(strong, closed.out_avals)):
-        return closed
-
-    def fun(*xs):
-        outs = eval_jaxpr(closed.jaxpr, closed.consts, xs)
-        return [convert_element_type(o, a.dtype) if s and a.weak_type else o
-                for o, s, a in zip(outs, strong, closed.out_avals)]
-    return trace_to_jaxpr(fun, closed.in_avals, name="branch")

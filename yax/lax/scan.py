@@ -71,7 +71,9 @@ def _settled_body(f, carry_tree, x_tree, carry_ops, x_avals):
         carry_avals = [_aval(c) for c in carry_ops]
         body, consts, y_tree = _traced_body(f, carry_tree, x_tree, carry_avals, x_avals)
         out_avals = body.out_avals[:len(carry_avals)]
-        if list(out_avals) == carry_avals:
+        if all(a.strip_weak_type() == o.strip_weak_type() for a, o in zip(carry_avals, out_avals)):
+            # only weak types differ (a weak init the body makes strong): as JAX, keep this
+            # body, traced with the weak carry (JAX's types match ignoring weak types)
             return body, consts, y_tree, carry_ops
         carry_ops = [c if a == o else _convert_keep_weak(c, o.dtype, o.weak_type)
                      for c, a, o in zip(carry_ops, carry_avals, out_avals)]

@@ -7,6 +7,7 @@ import numpy as np
 
 from yax import errors, tree_util
 from yax.core import dtypes
+from yax.core.avals import TypedScalar
 from yax.core.trace import Tracer, bind
 from yax.errors import LoopBoundsError, WhileLoopBodyError, WhileLoopPredicateError  # noqa: F401  (re-exported)
 from yax.interpreters.staging import trace_to_jaxpr
@@ -175,9 +176,10 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         i, val = carry
         return (lax_add(i, 1), body_fun(i, val)), None
 
-    start = np.array(lo, idx_dtype)
-    if all(type(b) is int for b in (lower, upper)):  # Python int bounds: a weak index, as JAX
-        start = _convert_keep_weak(start, idx_dtype, True)
+    # as JAX: the scan counts from the Python int `lo` (a weak literal of the default int type,
+    # whatever the bounds' types), so a staged scan shows `0:i32[]` as its first operand
+    del idx_dtype
+    start = TypedScalar(lo, dtypes.canonicalize(dtypes.default_int()), True)
     length = max(hi - lo, 0)
     steps = max(length, 1) if unroll is True else max(int(unroll or 1), 1)
     (_, val), _ = scan(step, (start, init_val), None, length=length, unroll=steps)
@@ -218,11 +220,12 @@ def _fori_while(lower, upper, body_fun, init_val):
     lower, upper = [python_scalar_as(b, dt, "fori_loop") if dtypes.is_python_scalar(b)
                     else as_operand(b) for b in (lower, upper)]
 
+    # as JAX: the upper bound rides in the carry (not a constant of the condition)
     def cond(carry):
-        return lt(carry[0], upper)
+        return lt(carry[0], carry[1])
 
     def body(carry):
-        i, val = carry
-        return lax_add(i, 1), body_fun(i, val)
+        i, hi, val = carry
+        return lax_add(i, 1), hi, body_fun(i, val)
 
-    return while_loop(cond, body, (lower, init_val))[1]
+    return while_loop(cond, body, (lower, upper, init_val))[2]

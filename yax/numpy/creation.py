@@ -2,8 +2,10 @@
 
 Constants are built with NumPy on the host and moved to the device in one transfer. Inside `jit`
 such a result is a concrete Array, which the staging trace captures as a constant (as in JAX).
-Only values that depend on a traced argument (`full_like(tracer, ...)`, `array([tracer, ...])`)
-are built from lax operations.
+Values that depend on a traced argument (`full_like(tracer, ...)`, `array([tracer, ...])`) are
+built from lax operations, and so are `zeros`/`ones`/`full` of a non-scalar shape under a
+transformation: a `broadcast_in_dim` of the fill value, as JAX stages them (a jaxpr prints the
+same; XLA broadcasts a scalar instead of reading a constant of the whole shape).
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from yax import errors
 from yax._resource_errors import check_allocation
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
-from yax.core.trace import Tracer
+from yax.core.trace import Tracer, is_eager
 from yax.lax._util import check_no_out_sharding
 from yax.lax.elementwise import _convert_keep_weak, convert_element_type
-from yax.lax.shape import concatenate, expand_dims, reshape
+from yax.lax.shape import broadcast_in_dim, concatenate, reshape
 from yax.numpy._promote import broadcast_to_shape, shape_of
 from yax.runtime.array import Array, is_concrete
 from yax.runtime.values import array_from_numpy, to_array
@@ -159,18 +161,25 @@ def _stack_nested(obj, dtype):
         if isinstance(o, (list, tuple)):
             if not o:
                 raise ValueError("array: empty lists cannot be mixed with traced values")
-            return _stack([build(x) for x in o])
+            return _stack([_with_leading_axis(build(x)) for x in o])
         return _astype(o if isinstance(o, (Array, Tracer)) else array(o), dt)
     return build(obj)
 
 
-def _stack(arrays):
-    """Arrays of one shape and dtype joined along a new leading axis."""
-    shapes = {tuple(a.shape) for a in arrays}
+def _with_leading_axis(a):
+    """`a` with a new leading axis of 1, each element right after it is built: JAX's order
+    and its `broadcast_in_dim` (a staged `jnp.array([...])` prints as JAX's)."""
+    shape = tuple(shape_of(a))
+    return broadcast_in_dim(a, (1, *shape), tuple(range(1, len(shape) + 1)))
+
+
+def _stack(parts):
+    """Arrays of one shape and dtype, each with a leading axis of 1, joined along it."""
+    shapes = {tuple(a.shape) for a in parts}
     if len(shapes) > 1:
         raise errors.ShapeError(f"stack: all arrays need one shape, got "
-                                f"{' and '.join(str(a.shape) for a in arrays)}")
-    return concatenate([expand_dims(a, (0,)) for a in arrays], 0)
+                                f"{' and '.join(str(a.shape[1:]) for a in parts)}")
+    return concatenate(parts, 0)
 
 
 def _astype(x, dt):
@@ -201,14 +210,22 @@ def zeros(shape, dtype=None, *, device=None, out_sharding=None):
     check_no_out_sharding("zeros", out_sharding)
     dt, shape = _canonical_dtype(dtype), _shape_tuple(shape, "zeros")
     check_allocation(shape, dt, "jnp.zeros")
-    return placed(_const(np.zeros(shape, dt), dt), device)
+    return placed(_filled(shape, 0, dt), device)
 
 
 def ones(shape, dtype=None):
     """An array of ones (default dtype: the default float type)."""
     dt, shape = _canonical_dtype(dtype), _shape_tuple(shape, "ones")
     check_allocation(shape, dt, "jnp.ones")
-    return _const(np.ones(shape, dt), dt)
+    return _filled(shape, 1, dt)
+
+
+def _filled(shape: tuple, value, dt, weak: bool = False):
+    """`shape` filled with the Python scalar `value`: eagerly one host transfer; under a
+    transformation (and for a non-scalar shape) JAX's `broadcast_in_dim` of a scalar literal."""
+    if shape and not is_eager():
+        return broadcast_in_dim(TypedScalar(np.asarray(value, dt).item(), dt, weak), shape, ())
+    return _const(np.full(shape, value, dt), dt, weak)
 
 
 def empty(shape, dtype=None):
@@ -233,6 +250,8 @@ def full(shape, fill_value, dtype=None):
     if isinstance(fill_value, Tracer):
         return _broadcast_fill(fill_value, shape, dt, weak)
     check_allocation(shape, dt, "jnp.full")
+    if shape and not is_eager() and isinstance(fill_value, (*_SCALARS, np.generic)):
+        return _filled(shape, fill_value, dt, weak)
     return _const(np.broadcast_to(np.asarray(fill_value).astype(dt), shape), dt, weak)
 
 

@@ -19,10 +19,14 @@ import numpy as np
 
 from yax import errors, lax
 from yax.core import dtypes
+from yax.core.trace import current_trace
+from yax.interpreters.staging import StagingTrace
 from yax.numpy import creation, manipulation, reductions, ufuncs
 from yax.numpy._arguments import arr, canon_axis, index_dtype, need_size
-from yax.numpy._promote import promote_dtypes
+from yax.numpy._promote import check_arraylike, promote_dtypes, promote_shapes
 from yax.numpy.searching import searchsorted
+from yax.numpy.ufunc_comparisons import _to_bool, promote_args
+from yax.transforms.jit import jit
 
 __all__ = ["nonzero", "argwhere", "flatnonzero", "where", "bincount", "unique",
            "unique_values", "unique_counts", "unique_inverse", "unique_all", "union1d",
@@ -125,7 +129,29 @@ def where(condition, x=None, y=None, /, *, size: int | None = None, fill_value=N
         return nonzero(condition, size=size, fill_value=fill_value)
     if size is not None or fill_value is not None:
         raise ValueError("jnp.where: size and fill_value only apply to the one-argument form")
+    if isinstance(current_trace(), StagingTrace):
+        # JAX's jnp.where is a jitted `_where` (promotion and broadcasts inside it), so a staged
+        # program shows a `jit[name=_where]` equation; eagerly there is nothing to stage
+        return _where_jit(condition, x, y)
     return ufuncs.where(condition, x, y)
+
+
+def _where(condition, x, y):
+    """`where` as JAX stages it: promoted, then every operand broadcast to the result shape
+    (scalars too: yax's select_n would take them as they are)."""
+    check_arraylike("where", condition, x, y)
+    cond = _to_bool(condition)
+    x, y = promote_args("where", x, y)
+    cond, x, y = promote_shapes("where", cond, x, y)
+    shape = np.broadcast_shapes(*(np.shape(v) for v in (cond, x, y)))
+    if shape:
+        x, y = (lax.broadcast_in_dim(v, shape, ()) if np.ndim(v) == 0 else v for v in (x, y))
+        if np.ndim(cond) != 0:
+            cond = cond if np.shape(cond) == shape else lax.broadcast_in_dim(cond, shape, ())
+    return lax.select(cond, x, y)
+
+
+_where_jit = jit(_where)
 
 
 def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):

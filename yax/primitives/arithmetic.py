@@ -174,8 +174,8 @@ BINARY_TABLE = [
     ("mul", "any", op_lower(hlo.multiply),
      (lambda t, out, x, y: lax.mul(t, y), lambda t, out, x, y: lax.mul(x, t))),
     ("div", "numeric", op_lower(hlo.divide),
-     (lambda t, out, x, y: lax.div(t, y),
-      lambda t, out, x, y: lax.mul(t, lax.neg(lax.div(out, y))))),
+     (lambda t, out, x, y: lax.div(t, y),  # -t x / y^2, factored as JAX's (rounds alike)
+      lambda t, out, x, y: lax.mul(lax.mul(lax.neg(t), x), lax.integer_pow(y, -2)))),
     # rem(x, y) = x - y trunc(x / y); the jumps where x / y is an integer get the one-sided value
     ("rem", "numeric", op_lower(hlo.remainder),
      (lambda t, out, x, y: t, lambda t, out, x, y: lax.mul(t, lax.neg(_trunc(lax.div(x, y)))))),

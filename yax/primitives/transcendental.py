@@ -58,18 +58,19 @@ UNARY_TABLE = [
     # name, dtype kind, lowering, output dtype function, jvp rule(t, out, x)
     ("exp", "inexact", op_lower(hlo.exponential), None, lambda t, out, x: lax.mul(t, out)),
     ("exp2", "inexact", _exp2_lower, None,
-     lambda t, out, x: lax.mul(t, lax.mul(out, float(np.log(2.0))))),
+     lambda t, out, x: lax.mul(float(np.log(2.0)), lax.mul(t, out))),
     ("log", "inexact", op_lower(hlo.log), None, lambda t, out, x: lax.div(t, x)),
     ("log1p", "inexact", op_lower(hlo.log_plus_one), None,
      lambda t, out, x: lax.div(t, lax.add(x, 1.0))),
     ("expm1", "inexact", op_lower(hlo.exponential_minus_one), None,
      lambda t, out, x: lax.mul(t, lax.add(out, 1.0))),
-    # 1 / (2 sqrt(x)): inf at x = 0 (as JAX)
-    ("sqrt", "inexact", op_lower(hlo.sqrt), None, lambda t, out, x: lax.div(t, lax.mul(out, 2.0))),
+    # t (0.5 / sqrt(x)): inf at x = 0; the derivative rules below are factored as JAX's, so
+    # that derivatives round (and print) as JAX's do
+    ("sqrt", "inexact", op_lower(hlo.sqrt), None, lambda t, out, x: lax.mul(t, lax.div(0.5, out))),
     ("rsqrt", "inexact", op_lower(hlo.rsqrt), None,
      lambda t, out, x: lax.mul(t, lax.mul(lax.div(out, x), -0.5))),
     ("cbrt", "float", op_lower(hlo.cbrt), None,
-     lambda t, out, x: lax.mul(t, lax.div(lax.integer_pow(out, -2), 3.0))),
+     lambda t, out, x: lax.mul(t, lax.mul(1 / 3, lax.integer_pow(out, -2)))),
     ("sin", "inexact", op_lower(hlo.sine), None, lambda t, out, x: lax.mul(t, lax.cos(x))),
     ("cos", "inexact", op_lower(hlo.cosine), None,
      lambda t, out, x: lax.mul(t, lax.neg(lax.sin(x)))),
@@ -83,8 +84,10 @@ UNARY_TABLE = [
      lambda t, out, x: lax.div(t, lax.add(lax.square(x), 1.0))),
     ("sinh", "inexact", op_lower(chlo.sinh), None, lambda t, out, x: lax.mul(t, lax.cosh(x))),
     ("cosh", "inexact", op_lower(chlo.cosh), None, lambda t, out, x: lax.mul(t, lax.sinh(x))),
+    # (t + t tanh) (1 - tanh), not t (1 - tanh^2): JAX's factoring, so that gradients round
+    # (and print) as JAX's do; it keeps JAX's two residuals (tanh and 1 - tanh)
     ("tanh", "inexact", op_lower(hlo.tanh), None,
-     lambda t, out, x: lax.mul(t, lax.sub(1.0, lax.square(out)))),
+     lambda t, out, x: lax.mul(lax.add(t, lax.mul(t, out)), lax.sub(1.0, out))),
     ("asinh", "inexact", op_lower(chlo.asinh), None,
      lambda t, out, x: lax.mul(t, lax.rsqrt(lax.add(lax.square(x), 1.0)))),
     ("acosh", "inexact", op_lower(chlo.acosh), None,

@@ -190,9 +190,19 @@ class Array(metaclass=_ArrayMeta):
     __hash__ = None  # arrays are mutable-looking values: never usable as static arguments
 
     def __repr__(self):
-        body = np.array2string(self._value(), separator=", ", prefix="Array(")
-        weak = ", weak_type=True" if self.aval.weak_type else ""
-        return f"Array({body}, dtype={self.dtype.name}{weak})"
+        # jax's layout: the values wrapped as numpy wraps them (room left for a trailing
+        # comma), then the dtype on the last line, after one space or, when that line has no
+        # room for it, after as many spaces as "Array(" is long
+        dtype = f"dtype={self.dtype.name}" + (", weak_type=True" if self.aval.weak_type else "")
+        width = np.get_printoptions()["linewidth"]
+        if self.size == 0:
+            body = f"[], shape={self.shape}"
+        else:
+            body = np.array2string(self._value(), separator=", ", prefix="Array(", suffix=",",
+                                   max_line_width=width)
+        last_line = len(body) - body.rfind("\n") + 1
+        sep = " " * 6 if last_line + len(dtype) + 2 > width else " "
+        return f"Array({body},{sep}{dtype})"
 
     def __str__(self):
         return str(self._value())

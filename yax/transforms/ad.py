@@ -25,6 +25,7 @@ from yax.runtime import values
 from yax.runtime.values import aval_of, canonical_leaf
 from yax.transforms import eager_ad
 from yax.transforms._args import normalize_argnums
+from yax.transforms.vjp_function import VJPFunction
 
 
 def _flat_fun(fun, in_tree, out_tree_box):
@@ -180,30 +181,50 @@ def _vjp(fun, primals, has_aux: bool, unit_cotangent: bool = False):
     flat = _with_aux_outputs(fun, in_tree, out_box, "vjp") if has_aux else \
         _flat_fun(fun, in_tree, out_box)
     p_out, pullback = eager_ad.vjp_flat(flat, p_leaves, unit_cotangent)
+    out_box_aux = [0]
     if has_aux:
         out_box[0], (aux_tree, n_aux) = out_box[0]
         aux = tree_util.tree_unflatten(aux_tree, p_out[len(p_out) - n_aux:])
         p_out = p_out[:len(p_out) - n_aux]
         pullback = functools.partial(_pullback_ignoring_aux, pullback, n_aux)
+        out_box_aux[0] = n_aux
     out_tree = out_box[0]
     out_avals = [aval_of(p) for p in p_out]
 
-    def f_vjp(ct):
-        ct_leaves, ct_tree = tree_util.tree_flatten(ct)
-        if ct_tree != out_tree:
-            raise TypeError(f"vjp: the cotangent must have the output's structure {out_tree}, "
-                            f"got {ct_tree}")
-        for c, a in zip(ct_leaves, out_avals):
-            if tuple(np.shape(c)) != a.shape:
-                raise errors.ShapeError(f"vjp: cotangent of shape {np.shape(c)} for an output "
-                                        f"{a.str_short()}; cotangents have the output's shape")
-        # jax's cotangent of an integer/bool output is float0: it carries no data (a zero)
-        cts = pullback([None if _is_float0(c) else c for c in ct_leaves])
-        flat_cts = [_zeros_float0(aval_of(p)) if not _differentiable(aval_of(p))
-                    else _weak_like(_value(c), aval_of(p)) for p, c in zip(p_leaves, cts)]
-        return tree_util.tree_unflatten(in_tree, flat_cts)
+    def make_f_vjp(pullback):
+        def f_vjp(ct):
+            ct_leaves, ct_tree = tree_util.tree_flatten(ct)
+            if ct_tree != out_tree:
+                raise TypeError(f"vjp: the cotangent must have the output's structure {out_tree}, "
+                                f"got {ct_tree}")
+            for c, a in zip(ct_leaves, out_avals):
+                if tuple(np.shape(c)) != a.shape:
+                    raise errors.ShapeError(f"vjp: cotangent of shape {np.shape(c)} for an output "
+                                            f"{a.str_short()}; cotangents have the output's shape")
+            # jax's cotangent of an integer/bool output is float0: it carries no data (a zero)
+            cts = pullback([None if _is_float0(c) else c for c in ct_leaves])
+            real_out = not any(dtypes.is_complex(a.dtype) for a in out_avals)
+            flat_cts = [_zeros_float0(aval_of(p)) if not _differentiable(aval_of(p))
+                        else _weak_like(_value(c), aval_of(p), real_out)
+                        for p, c in zip(p_leaves, cts)]
+            return tree_util.tree_unflatten(in_tree, flat_cts)
+        return f_vjp
+
+    def residuals():  # (the linear map's residuals, consts -> f_vjp): the pytree's leaves
+        n_aux = out_box_aux[0]
+        _, linear, nonzero = linearize_flat(flat, p_leaves)
+        undefined = [UndefinedPrimal(tangent_aval(aval_of(p))) for p in p_leaves]
+
+        def rebuild(consts):
+            def pb(cts_out):
+                cts = [ct for ct, nz in zip(cts_out, nonzero, strict=True) if nz]
+                return backward_pass(linear.jaxpr, list(consts), undefined, cts)
+            return make_f_vjp(functools.partial(_pullback_ignoring_aux, pb, n_aux)
+                              if n_aux else pb)
+        return list(linear.consts), rebuild
 
     primal_out = tree_util.tree_unflatten(out_tree, p_out)
+    f_vjp = VJPFunction(make_f_vjp(pullback), residuals)
     if has_aux:
         return primal_out, f_vjp, aux
     return primal_out, f_vjp
@@ -213,12 +234,15 @@ def _pullback_ignoring_aux(pullback, n_aux: int, cts: list) -> list:
     return pullback(list(cts) + [None] * n_aux)  # aux outputs have zero tangents: unread
 
 
-def _weak_like(ct, primal_aval):
-    """As JAX: a cotangent returned to the user is weakly typed exactly when its primal is."""
+def _weak_like(ct, primal_aval, real_out: bool = False):
+    """As JAX: a cotangent returned to the user is weakly typed exactly when its primal is,
+    except a complex primal's under a real-valued function: JAX's cotangent there is made by
+    `complex(ct, zeros)` (the transpose of `real`/`imag`/`abs`), which is strong."""
     aval = aval_of(ct)
-    if aval.weak_type == primal_aval.weak_type or aval.dtype != primal_aval.dtype:
+    weak = primal_aval.weak_type and not (real_out and dtypes.is_complex(primal_aval.dtype))
+    if aval.weak_type == weak or aval.dtype != primal_aval.dtype:
         return ct
-    return _convert_keep_weak(ct, aval.dtype, primal_aval.weak_type)
+    return _convert_keep_weak(ct, aval.dtype, weak)
 
 
 def _value(ct):

@@ -333,7 +333,9 @@ class custom_jvp(_CustomFunction):
             t_out = _check_outputs(_zeros_from_user(result[1], out_tree, out_avals), out_tree,
                                    out_avals, name, "tangent output", tangent=True)
             return p_out, t_out
-        return JVPRule(jvp_flat, name, symbolic_zeros=symbolic)
+        rule = JVPRule(jvp_flat, name, symbolic_zeros=symbolic)
+        rule.shown = {"name": self.fun, "jvp": user_jvp}  # what a printed jaxpr names (as jax)
+        return rule
 
 
 class custom_vjp(_CustomFunction):
@@ -443,7 +445,9 @@ class custom_vjp(_CustomFunction):
                                   tree_util.tree_unflatten(res_tree, _user_values(res)),
                                   tree_util.tree_unflatten(out_tree, _user_values(cts)))
             return _bwd_cotangents(result, diff_args, in_tree, avals, name)
-        return VJPRule(fwd_flat, bwd_flat, name, symbolic_zeros=symbolic)
+        rule = VJPRule(fwd_flat, bwd_flat, name, symbolic_zeros=symbolic)
+        rule.shown = {"name": self.fun, "fwd": user_fwd, "bwd": user_bwd}  # as jax prints them
+        return rule
 
 
 class _LazyCallJaxpr:

@@ -12,6 +12,7 @@ one compiled program when called eagerly (`compiled_backward_pass`).
 from __future__ import annotations
 
 import enum
+import os
 
 import numpy as np
 
@@ -123,6 +124,21 @@ def _structure(jaxpr: Jaxpr, by_identity: list):
 # keyed by recorded structure and avals, never by function: one bounded cache of the compile floor
 _programs = cache.new_cache("eager autodiff programs")
 
+# JAX runs an eager grad one primitive at a time, each its own XLA program, so no multiply-add
+# of the backward pass is contracted into an FMA. One fused program would round the last digit
+# differently (and print differently); without XLA's fusion pass it rounds as JAX's op by op.
+_UNFUSED = {"xla_disable_hlo_passes": "fusion"}
+
+
+def _eager_jit(flat):
+    """`flat` jitted for eager autodiff: unfused unless `config.eager_fusion` (read now) or
+    XLA's legacy CPU emitters are forced (`--xla_cpu_use_fusion_emitters=false`, which the
+    test suite sets for speed): jaxlib 0.10 miscompiles some dot_general backward programs
+    with both, so such a process keeps fusion."""
+    fuse = config.eager_fusion or "xla_cpu_use_fusion_emitters=false" in os.environ.get(
+        "XLA_FLAGS", "")
+    return jit(flat, compiler_options=None if fuse else _UNFUSED)
+
 
 def cached_program(key, make):
     """The compiled program cached under `key`, made by `make()` the first time."""
@@ -169,7 +185,7 @@ class _CompiledBackward:
             self.zero_mask = [type(ct) is Zero for ct in cts_in]
             return [ct for ct in cts_in if type(ct) is not Zero]
         flat.__name__ = "backward_pass"
-        self.jitted = jit(flat)
+        self.jitted = _eager_jit(flat)
 
     def __call__(self, consts, cts) -> list:
         outs = iter(self.jitted(*consts, *cts))
@@ -201,7 +217,7 @@ class CompiledTapeVJP:
             nonzero = [ct for ct in cts_in if type(ct) is not Zero]
             return list(p_out) + nonzero if with_outputs else nonzero
         flat.__name__ = "eager_vjp"
-        self.jitted = jit(flat)
+        self.jitted = _eager_jit(flat)
 
     def __call__(self, consts, primals, cts):
         """The primals' cotangents (with `with_outputs`: (outputs, cotangents))."""
@@ -218,4 +234,4 @@ def compiled_forward(jaxpr, n_consts: int):
     def forward(*args):
         return eval_jaxpr(jaxpr, list(args[:n_consts]), list(args[n_consts:]))
     forward.__name__ = "eager_forward"
-    return jit(forward)
+    return _eager_jit(forward)

@@ -3,12 +3,18 @@
 `saved_residuals(f, *args)` linearizes `f` symbolically (nothing runs) and lists each value the
 backward pass will read: its shape, dtype, bytes and the user source line that computed it (or
 which argument it is). The report ranks source lines by bytes and says, measured by linearizing
-`checkpoint(f)` the same way, how much `yax.checkpoint` would store instead.
+`checkpoint(f)` the same way, how much `yax.checkpoint` would store instead; print it with
+`residual_report(f, *args)`. `print_saved_residuals(f, *args)` prints jax's own form instead, one
+line per residual in jax's order (arguments first, then equations as staged):
+
+    f32[5,4] from the argument W1
+    f32[5] output of sin from file.py:3:9 (g)
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 
 import numpy as np
@@ -21,7 +27,8 @@ from yax.interpreters.staging import StagingTrace, StagingTracer
 from yax.runtime.values import aval_of, canonical_leaf
 from yax.transforms.checkpoint import checkpoint
 
-__all__ = ["Residual", "ResidualReport", "saved_residuals", "print_saved_residuals"]
+__all__ = ["Residual", "ResidualReport", "saved_residuals", "print_saved_residuals",
+           "residual_report"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +41,11 @@ class Residual:
     source: str
     primitive: str | None
     is_input: bool
+    # as jax describes it: the argument's name from f's signature ("W1", "params[0]") or the
+    # location "file:line:column (qualified function name)"; `order` sorts as jax lists them
+    where: str = ""
+    order: tuple = ()
+    label: str | None = None  # the checkpoint_name of a `name` equation
 
     # JAX's saved_residuals returns (aval, description) pairs; a Residual unpacks and indexes
     # like one, so `for aval, desc in saved_residuals(f, x)` runs unchanged
@@ -43,10 +55,14 @@ class Residual:
 
     @property
     def description(self) -> str:
-        if self.is_input or self.primitive is None:
-            return f"from the {self.source}" if self.source.startswith("argument") \
-                else f"from {self.source}"
-        return f"output of {self.primitive} from {self.source}"
+        """jax's words for where the value comes from (its saved_residuals' second element)."""
+        if self.is_input:
+            return f"from the argument {self.where}"
+        if self.primitive is None:
+            return "from a constant"
+        if self.label is not None:
+            return f"named '{self.label}' from {self.where}"
+        return f"output of {self.primitive} from {self.where}"
 
     def __iter__(self):
         return iter((self.aval, self.description))
@@ -118,19 +134,48 @@ def saved_residuals(f, *args, compare_checkpoint: bool = True) -> ResidualReport
     avals = [aval_of_value(canonical_leaf(x)) for x in leaves]
     paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(args)[0]] \
         if hasattr(tree_util, "tree_flatten_with_path") else [f"[{i}]" for i in range(len(avals))]
-    report = ResidualReport(_residuals(f, in_tree, avals, paths))
+    names = _arg_names(f, args, paths)
+    report = ResidualReport(_residuals(f, in_tree, avals, paths, names))
     if compare_checkpoint:
         report.checkpointed_bytes = ResidualReport(
-            _residuals(checkpoint(f), in_tree, avals, paths)).total_bytes
+            _residuals(checkpoint(f), in_tree, avals, paths, names)).total_bytes
     return report
 
 
 def print_saved_residuals(f, *args) -> None:
-    """Print `saved_residuals(f, *args)`."""
-    print(saved_residuals(f, *args))
+    """Print what the backward pass of `f` at `args` stores, as jax's print_saved_residuals
+    does: `f32[5,4] from the argument W1`, `f32[5] output of sin from file.py:3:9 (g)`."""
+    report = saved_residuals(f, *args, compare_checkpoint=False)
+    for r in sorted(report.residuals, key=lambda r: r.order):
+        print(f"{r.aval.str_short()} {r.description}")
 
 
-def _residuals(f, in_tree, avals, paths) -> list[Residual]:
+def residual_report(f, *args) -> ResidualReport:
+    """Print yax's ranked report of `saved_residuals(f, *args)` (bytes per source line, each
+    residual, and what `checkpoint(f)` would store instead), and return it."""
+    report = saved_residuals(f, *args)
+    print(report)
+    return report
+
+
+def _arg_names(f, args, paths) -> list[str]:
+    """Each argument leaf's name as jax gives it: the parameter of `f`'s signature it binds to,
+    followed by its path in the pytree ("params[0]"); `args[i]...` when the signature is
+    unknown or does not bind."""
+    try:
+        bound = inspect.signature(f).bind(*args)
+    except (TypeError, ValueError):
+        return [f"args{p}" for p in paths]
+    names = []
+    for name, value in bound.arguments.items():
+        if inspect.signature(f).parameters[name].kind is inspect.Parameter.VAR_POSITIONAL:
+            value, name = tuple(value), name
+        for path, _ in tree_util.tree_flatten_with_path(value)[0]:
+            names.append(f"{name}{tree_util.keystr(path)}")
+    return names if len(names) == len(paths) else [f"args{p}" for p in paths]
+
+
+def _residuals(f, in_tree, avals, paths, names) -> list[Residual]:
     trace = StagingTrace(current_trace())
     ins = [trace.new_arg(a) for a in avals]
 
@@ -139,13 +184,13 @@ def _residuals(f, in_tree, avals, paths) -> list[Residual]:
 
     def finish(result):
         _, linear, _ = result
-        producer = {v: e for e in trace.eqns for v in e.outvars}
+        producer = {v: (i, e) for i, e in enumerate(trace.eqns) for v in e.outvars}
         arg_index = {v: i for i, v in enumerate(trace.invars)}
-        return [_describe(c, trace, producer, arg_index, paths) for c in linear.consts]
+        return [_describe(c, trace, producer, arg_index, paths, names) for c in linear.consts]
     return run_in_trace(trace, lambda *xs: linearize_flat(flat, list(xs)), ins, finish)
 
 
-def _describe(value, trace, producer, arg_index, paths) -> Residual:
+def _describe(value, trace, producer, arg_index, paths, names) -> Residual:
     aval = aval_of(value)
     nbytes = math.prod(aval.shape) * np.dtype(aval.dtype).itemsize
     base = dict(shape=tuple(aval.shape), dtype=np.dtype(aval.dtype), nbytes=nbytes)
@@ -154,13 +199,27 @@ def _describe(value, trace, producer, arg_index, paths) -> Residual:
         if var in arg_index:
             i = arg_index[var]
             return Residual(**base, source=f"argument {paths[i]}", primitive=None,
-                            is_input=True)
-        eqn = producer.get(var)
+                            is_input=True, where=names[i], order=(1, i))
+        index, eqn = producer.get(var, (None, None))
         if eqn is not None:
             src = eqn.source
             where = f"{src.filename}:{src.lineno} ({src.function})" if src else "<unknown line>"
-            return Residual(**base, source=where, primitive=eqn.primitive.name, is_input=False)
-    return Residual(**base, source="captured constant", primitive=None, is_input=False)
+            label = eqn.params.get("name") if eqn.primitive.name == "name" else None
+            return Residual(**base, source=where, primitive=eqn.primitive.name, is_input=False,
+                            where=_jax_location(src), order=(2, index, eqn.outvars.index(var)),
+                            label=label)
+    return Residual(**base, source="captured constant", primitive=None, is_input=False,
+                    order=(0,))
+
+
+def _jax_location(src) -> str:
+    """A location as jax summarises one: "file:line:column (qualified function name)"."""
+    if src is None:
+        return "unknown"
+    column = getattr(src, "column", None)
+    function = getattr(src, "qualname", src.function)
+    line = f"{src.lineno}:{column}" if column is not None else f"{src.lineno}"
+    return f"{src.filename}:{line} ({function})"
 
 
 def _fmt_bytes(n: int) -> str:

@@ -33,7 +33,7 @@ class TypeOf(ShapedArray):
 def typeof(x):
     """The abstract value (shape, dtype, weak type) of an array, tracer or scalar: what a
     transformation sees of it, with its `.sharding`. Example: `yax.typeof(jnp.ones(3))` is
-    `ShapedArray(f32[3])`; its `.sharding.spec` is `P(None)`."""
+    `ShapedArray(float32[3])`; its `.sharding.spec` is `P(None)`."""
     own = getattr(type(x), "typeof", None)
     if own is not None:  # an array kind with its own abstract value (typed PRNG keys)
         return own(x)

@@ -14,7 +14,6 @@ from jaxlib.mlir import ir
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import ShapedArray
 from yax.core.ir import ClosedJaxpr, Jaxpr, Var
 from yax.core.primitive import Primitive
 from yax.core.trace import bind, use_trace
@@ -51,9 +50,9 @@ def _cond_abstract_eval(index, *avals, branches):
             raise errors.InputMismatchError(
                 f"cond branch {i} returns {_sig(br.out_avals)} but branch 0 returns "
                 f"{_sig(branches[0].out_avals)}")
-    # an output is weakly typed only when it is in every branch (JAX's join)
-    return [ShapedArray(a.shape, a.dtype, all(br.out_avals[k].weak_type for br in branches))
-            for k, a in enumerate(branches[0].out_avals)]
+    # the outputs are typed as branch 0's, weak types included (as JAX: its cond_p returns
+    # branches[0].out_avals; the other branches' weak types may differ, nothing converts)
+    return list(branches[0].out_avals)
 
 
 def _cond_lower(ctx, index, *args, branches):

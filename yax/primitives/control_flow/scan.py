@@ -74,7 +74,7 @@ def _scan_abstract_eval(*avals, jaxpr, length, reverse, num_consts, num_carry, l
         raise errors.DTypeError(f"scan: the body returns carry ({_short(carry_out)}) but takes "
                                 f"carry ({_short(carry_in)}); they must match exactly")
     ys = [y.update(shape=(length,) + tuple(y.shape)) for y in jaxpr.out_avals[num_carry:]]
-    return list(carry_in) + ys
+    return list(carry_out) + ys  # the body's carry types (a weak init may come out strong)
 
 
 # --- lowering: a stablehlo.while carrying (i, consts, carry, xs, ys buffers) ---

@@ -57,4 +57,14 @@ SOURCE_SHIMS: tuple[str, ...] = (
     "jax._src.state.types",
     "jax._src.core",
     "jax._src.compiler",
+    # imported by jax's tutorials on primitives and custom interpreters
+    "jax._src.util",
+    "jax._src.api",
+    "jax._src.lax",
+    "jax._src.lax.lax",
+    "jax._src.lib",
+    "jax._src.lib.mlir",
+    "jax._src.lib.mlir.ir",
+    "jax._src.lib.mlir.dialects",
+    "jax._src.lib.mlir.dialects.hlo",
 )

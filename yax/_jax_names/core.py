@@ -10,10 +10,10 @@ from __future__ import annotations
 from yax.core.avals import ShapedArray
 from yax.core.ir import ClosedJaxpr, Jaxpr, Literal, Var, subjaxprs
 from yax.core.ir import Eqn as JaxprEqn
-from yax.core.primitive import Primitive
 from yax.core.trace import Trace, Tracer
 from yax.errors import ConcretizationTypeError, JaxprTypeError
 from yax.extend.core import get_opaque_trace_state, jaxpr_as_fun, mapped_aval, unmapped_aval
+from yax.extend.primitive import Primitive
 from yax.interpreters import eval_jaxpr as _eval
 from yax.transforms.tracing import ensure_compile_time_eval, typeof
 

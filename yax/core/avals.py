@@ -57,11 +57,18 @@ class ShapedArray:
     def str_long(self) -> str:
         """As jax names a tracer's type: the full dtype name, `~` marking a weak type."""
         dims = ",".join(str(d) for d in self.shape)
-        return f"{'~' if self.weak_type else ''}{np.dtype(self.dtype).name}[{dims}]"
+        name = getattr(self.dtype, "name", str(self.dtype))
+        return f"{'~' if self.weak_type else ''}{name}[{dims}]"
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"
+
+    def __str__(self):
+        # as JAX prints an aval with str(): full dtype name, `~` marking a weak type
+        dims = ",".join(str(d) for d in self.shape)
+        name = getattr(self.dtype, "name", str(self.dtype))
+        return f"{'~' if self.weak_type else ''}{name}[{dims}]"
 
     @property
     def nbytes(self) -> int:

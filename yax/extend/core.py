@@ -20,9 +20,9 @@ from __future__ import annotations
 from yax.core.avals import ShapedArray
 from yax.core.ir import ClosedJaxpr, Jaxpr, Literal, Var
 from yax.core.ir import Eqn as JaxprEqn
-from yax.core.primitive import Primitive
 from yax.core.trace import current_trace
 from yax.errors import JaxprTypeError
+from yax.extend.primitive import Primitive
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 
 __all__ = ["ClosedJaxpr", "Effect", "Jaxpr", "JaxprEqn", "JaxprTypeError", "Literal", "Primitive",

@@ -31,7 +31,7 @@ __all__ = ["JVPTracer", "UndefinedPrimal", "Zero", "add_jaxvals", "defjvp", "def
 
 def _adapt_jvp(primitive: Primitive, rule):
     def jvp(primals, tangents, **params):
-        out, out_dot = rule(list(primals), list(tangents), **params)
+        out, out_dot = rule(tuple(primals), tuple(tangents), **params)  # tuples, as JAX
         return as_list(primitive, out), as_list(primitive, out_dot)
     return jvp
 

@@ -17,7 +17,7 @@ __all__ = ["BatchTracer", "axis_primitive_batchers", "defvectorized", "moveaxis"
 
 def _adapt_batch(primitive: Primitive, rule):
     def batch(args, dims, **params):
-        out, out_dims = rule(list(args), list(dims), **params)
+        out, out_dims = rule(tuple(args), tuple(dims), **params)
         return as_list(primitive, out), as_list(primitive, out_dims)
     return batch
 

@@ -25,7 +25,7 @@ from yax.interpreters.transpose import UndefinedPrimal, is_undefined
 from yax.runtime.values import aval_of
 
 __all__ = ["JVPTracer", "UndefinedPrimal", "Zero", "add_jaxvals", "defjvp", "deflinear",
-           "deflinear2", "instantiate_zeros", "is_undefined_primal", "primitive_jvps",
+           "deflinear2", "defjvp_zero", "instantiate_zeros", "is_undefined_primal", "primitive_jvps",
            "primitive_transposes", "zeros_like_aval"]
 
 
@@ -82,6 +82,17 @@ def deflinear2(primitive: Primitive, transpose_rule) -> None:
         return out, primitive.bind(*tangents, **params)
     primitive_jvps[primitive] = jvp
     primitive_transposes[primitive] = transpose_rule
+
+
+def defjvp_zero(primitive: Primitive) -> None:
+    """A primitive whose output does not change with its operands (integer-valued, or
+    piecewise constant): its tangent is a symbolic zero."""
+    def jvp(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        outs = out if primitive.multiple_results else [out]
+        zeros = [Zero(tangent_aval(aval_of(o))) for o in outs]
+        return out, (zeros if primitive.multiple_results else zeros[0])
+    primitive_jvps[primitive] = jvp
 
 
 def deflinear(primitive: Primitive, transpose_rule) -> None:

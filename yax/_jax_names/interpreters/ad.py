@@ -25,7 +25,8 @@ from yax.interpreters.transpose import UndefinedPrimal, is_undefined
 from yax.runtime.values import aval_of
 
 __all__ = ["JVPTracer", "UndefinedPrimal", "Zero", "add_jaxvals", "defjvp", "deflinear",
-           "deflinear2", "defjvp_zero", "instantiate_zeros", "is_undefined_primal", "primitive_jvps",
+           "deflinear2", "defjvp_zero", "instantiate_zeros", "is_undefined_primal",
+           "primitive_jvps",
            "primitive_transposes", "zeros_like_aval"]
 
 

@@ -18,7 +18,7 @@ _SAME_NAME = (
     "experimental.checkify", "experimental.shard_map", "extend", "extend.core",
     "extend.linear_util", "extend.source_info_util", "ad_checkpoint", "test_util", "image",
     "ops", "example_libraries", "example_libraries.optimizers", "example_libraries.stax",
-    "distributed", "typing", "flatten_util", "stages",
+    "distributed", "typing", "flatten_util", "stages", "monitoring",
 )
 
 _STATS = (

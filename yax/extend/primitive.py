@@ -18,6 +18,7 @@ interpreters that test for primitives see all of them.
 from __future__ import annotations
 
 from yax.core import primitive as _core
+from yax.interpreters.eager import apply_primitive
 
 
 def _raising(message: str):
@@ -61,7 +62,6 @@ class Primitive(_core.Primitive, metaclass=_AnyPrimitive):
     def _compiled_impl(self, *arrays, **params):
         if not (_core.has_rule(self, "abstract_eval") and _core.has_rule(self, "lower")):
             raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented")
-        from yax.interpreters.eager import apply_primitive  # eager sits above the core
         return apply_primitive(self, list(arrays), params)
 
 

@@ -24,8 +24,10 @@ docs/differences.md. A name is present in yax when the same dotted path resolves
 module standing for the jax module: the one alias mode serves (yax/_alias_table.py: `jax.core`
 is yax._jax_names.core), else the yax module of the same name (`yax.numpy.fft` for
 `jax.numpy.fft`, `yax` for top-level `jax`). A submodule name is also present when alias mode
-serves that submodule. Presence is all that is measured: the tests of
-each function check that it behaves like jax's.
+serves that submodule. A name that exists only to raise
+NotImplementedError (a function, or a class whose constructor, whose body is that one `raise`)
+is not present. Presence is all that is measured: the tests of each function check that it
+behaves like jax's.
 """
 
 from __future__ import annotations
@@ -100,18 +102,16 @@ def discover_modules() -> tuple[str, ...]:
         key = info.name.removeprefix("jax.")
         if any(part.startswith("_") for part in key.split(".")) or _excluded(key):
             continue
-        if _import(info.name) is not None:  # a module that does not import is not usable API
+        module = _import(info.name)  # a module that does not import is not usable API
+        # a module without public names of its own (jax.experimental.pjit, whose `pjit` moved
+        # to jax.jit) has nothing to count
+        if module is not None and public_names(module, key):
             keys.append(key)
     return tuple(keys)
 
 
-_MODULES: list[tuple[str, ...]] = []
-
-
 def modules() -> tuple[str, ...]:
-    if not _MODULES:
-        _MODULES.append(discover_modules())
-    return _MODULES[0]
+    return MODULES
 
 
 # Modules whose every top-level helper is importable but whose API, as jax's documentation
@@ -171,7 +171,11 @@ def _is_api_name(module: types.ModuleType, name: str, value) -> bool:
         return False
     if isinstance(value, types.ModuleType):
         full = getattr(value, "__name__", "")
-        return full == f"{module.__name__}.{name}" and not _excluded(full.removeprefix("jax."))
+        key = full.removeprefix("jax.")
+        # scipy.stats's distributions are excluded as modules of their own but are names of
+        # scipy.stats (EXPANDED_SUBMODULES)
+        expanded = module.__name__.removeprefix("jax.") in EXPANDED_SUBMODULES
+        return full == f"{module.__name__}.{name}" and (expanded or not _excluded(key))
     return not _from_stdlib(value) and not _is_primitive(value)
 
 
@@ -197,9 +201,38 @@ def _has(root, dotted: str, module_key: str = "") -> bool:
         if obj is None or not hasattr(obj, part):
             # a submodule alias mode serves under this jax module (`jax.custom_derivatives`)
             from yax._alias_table import ALIASES
-            return obj is root and _full_name("jax", _full_name(module_key, dotted)) in ALIASES
+            key = f"{module_key}.{dotted}" if module_key else dotted
+            return obj is root and f"jax.{key}" in ALIASES
         obj = getattr(obj, part)
-    return True
+    return not only_raises_not_implemented(obj)
+
+
+def only_raises_not_implemented(obj) -> bool:
+    """Whether `obj` is a function (or a class whose constructor is one) whose body, past its
+    docstring, is a single `raise NotImplementedError(...)`: a name that exists only to say it
+    is missing is not covered."""
+    import ast
+    import inspect
+    import textwrap
+    if isinstance(obj, type):
+        obj = obj.__dict__.get("__init__")
+    obj = inspect.unwrap(obj) if callable(obj) else obj
+    if not inspect.isfunction(obj):
+        return False
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    fn = tree.body[0]
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    body = [st for st in fn.body
+            if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    name = exc.id if isinstance(exc, ast.Name) else getattr(exc, "attr", "")
+    return name in ("NotImplementedError", "NotImplementedAttributeError")
 
 
 def yax_module_name(module_key: str) -> str:
@@ -233,10 +266,18 @@ def coverage(module_key: str) -> dict:
             "missing": missing, "percent": round(100.0 * present / total, 1) if total else 100.0}
 
 
+def total(rows: list[dict]) -> dict:
+    """The row of all modules together: names present over names counted."""
+    present = sum(r["present"] for r in rows)
+    count = sum(r["total"] for r in rows)
+    return {"module": f"all {len(rows)} modules", "total": count, "present": present,
+            "missing": [], "percent": round(100.0 * present / count, 1) if count else 100.0}
+
+
 def _as_text(rows: list[dict]) -> str:
     lines = [f"{'module':32s} {'yax':>5s} {'jax':>5s} {'%':>6s}"]
     lines += [f"{r['module']:32s} {r['present']:5d} {r['total']:5d} {r['percent']:6.1f}"
-              for r in rows]
+              for r in [*rows, total(rows)]]
     for r in rows:
         if r["missing"]:
             lines.append(f"\n{r['module']} missing ({len(r['missing'])}): "
@@ -250,7 +291,17 @@ def _as_markdown(rows: list[dict]) -> str:
         missing = ", ".join(f"`{n}`" for n in r["missing"]) or "-"
         lines.append(f"| `{r['module']}` | {r['present']} | {r['total']} | {r['percent']:.1f} "
                      f"| {missing} |")
+    t = total(rows)
+    lines.append(f"| **{t['module']}** | {t['present']} | {t['total']} | {t['percent']:.1f} | |")
     return "\n".join(lines)
+
+
+def _excluded_markdown() -> str:
+    return "\n".join(f"- `jax.{key.rstrip('.')}`: {why}" for key, why in EXCLUDED.items())
+
+
+# computed once, when the script is loaded (the tests read it)
+MODULES: tuple[str, ...] = discover_modules()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -260,7 +311,12 @@ def main(argv: list[str] | None = None) -> int:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--markdown", action="store_true", help="a Markdown table")
     group.add_argument("--json", action="store_true", help="JSON, one object per module")
+    group.add_argument("--excluded", action="store_true",
+                       help="the modules not counted and why (Markdown list)")
     args = parser.parse_args(argv)
+    if args.excluded:
+        print(_excluded_markdown())
+        return 0
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     keys = modules()
     if args.module:

@@ -18,7 +18,9 @@ _SAME_NAME = (
     "experimental.checkify", "experimental.shard_map", "extend", "extend.core",
     "extend.linear_util", "extend.source_info_util", "ad_checkpoint", "test_util", "image",
     "ops", "example_libraries", "example_libraries.optimizers", "example_libraries.stax",
-    "distributed", "typing", "flatten_util", "stages", "monitoring",
+    "distributed", "typing", "flatten_util", "stages", "monitoring", "scipy.fft",
+    "scipy.integrate", "extend.lowering", "dlpack", "experimental.pjit",
+    "profiler",
 )
 
 _STATS = (
@@ -35,6 +37,7 @@ ALIASES: dict[str, str] = {
     # jax modules whose yax counterpart lives under another name (yax's own
     # yax.interpreters.* are internal interpreters, not these registries)
     "jax.core": "yax._jax_names.core",
+    "jax.api_util": "yax._jax_names.api_util",
     "jax.experimental.layout": "yax._jax_names.layout",
     "jax.experimental.hijax": "yax._jax_names.hijax",
     "jax.custom_derivatives": "yax._jax_names.custom_derivatives",

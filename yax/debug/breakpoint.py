@@ -24,6 +24,7 @@ under vmap, per iteration inside a loop body), on the thread that runs the progr
 from __future__ import annotations
 
 import cmd
+import inspect
 import linecache
 import pprint
 import sys
@@ -32,9 +33,12 @@ import traceback
 
 import numpy as np
 
-from yax import errors, tree_util
+from yax import errors, lax, tree_util
 from yax.core.trace import Tracer
+from yax.debug.printing import callback
+from yax.experimental.callbacks import pure_callback
 from yax.runtime.array import Array
+from yax.transforms.tracing import typeof
 
 __all__ = ["breakpoint", "DebuggerFrame", "CliDebugger"]
 
@@ -59,7 +63,6 @@ class DebuggerFrame:
     def from_frame(cls, frame) -> DebuggerFrame:
         code = frame.f_code
         try:
-            import inspect
             source, first = inspect.getsourcelines(frame)
         except (OSError, TypeError):
             source, first = [], code.co_firstlineno
@@ -226,19 +229,15 @@ def breakpoint(*, backend: str | None = None, filter_frames: bool = True,  # noq
             shown[i].locals[name] = v
         _run_debugger(shown, **kwargs)
 
-    from yax.debug.printing import callback
     if token is None:
         callback(at_run_time, *operands, ordered=ordered)
         return None
-    from yax import lax
-    from yax.experimental.callbacks import pure_callback
     leaves, tree = tree_util.tree_flatten(token)
     leaves = lax.stop_gradient(leaves)
 
     def pass_through(*args):
         at_run_time(*args[len(leaves):])
         return args[:len(leaves)]
-    from yax.transforms.tracing import typeof
     shapes = [typeof(x) for x in leaves]
     out = pure_callback(pass_through, shapes, *leaves, *lax.stop_gradient(operands),
                         vmap_method="sequential")

@@ -46,3 +46,30 @@ def test_print_environment_info(capsys):
     assert "process_count: 1" in text
     assert yax.print_environment_info() is None
     assert "jaxlib:" in capsys.readouterr().out
+
+
+def test_key_dtype_and_single_device_sharding():
+    assert yax.random.key_dtype() == yax.random.key(0).dtype
+    assert str(yax.random.key_dtype()) == str(jax.random.key_dtype())
+    with pytest.raises(Exception, match="only PRNG implementation"):
+        yax.random.key_dtype("rbg")
+    s = yax.sharding.make_single_device_sharding(yax.devices()[0])
+    x = yax.device_put(jnp.ones(2), s)
+    assert x.sharding == s and x.committed
+
+
+def test_policy_answers_recompute_saveable_offloadable():
+    from yax.ad_checkpoint import Offloadable, Recompute, Saveable, saved_residuals
+
+    def f(x):
+        return jnp.sin(jnp.sin(x)).sum()
+
+    counts = {}
+    for name, answer in [("recompute", Recompute), ("save", Saveable),
+                         ("offload", Offloadable("device", "pinned_host"))]:
+        g = yax.checkpoint(f, policy=lambda *a, answer=answer, **k: answer)
+        counts[name] = len(saved_residuals(g, jnp.ones(3)))
+        np.testing.assert_allclose(yax.grad(g)(jnp.ones(3)), np.cos(np.sin(1.0)) * np.cos(1.0),
+                                   rtol=1e-6)
+    assert counts["recompute"] < counts["save"] == counts["offload"]
+    assert yax.ad_checkpoint.checkpoint_policies.nothing_saveable is not None

@@ -20,7 +20,7 @@ _SAME_NAME = (
     "ops", "example_libraries", "example_libraries.optimizers", "example_libraries.stax",
     "distributed", "typing", "flatten_util", "stages", "monitoring", "scipy.fft",
     "scipy.integrate", "extend.lowering", "dlpack", "experimental.pjit",
-    "profiler", "custom_batching",
+    "profiler", "custom_batching", "experimental.multihost_utils",
 )
 
 _STATS = (

@@ -21,6 +21,7 @@ _SAME_NAME = (
     "distributed", "typing", "flatten_util", "stages", "monitoring", "scipy.fft",
     "scipy.integrate", "extend.lowering", "dlpack", "experimental.pjit",
     "profiler", "custom_batching", "experimental.multihost_utils",
+    "experimental.profiler", "scipy.cluster", "scipy.cluster.vq",
 )
 
 _STATS = (

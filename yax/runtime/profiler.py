@@ -19,3 +19,10 @@ start_server = _profiler.start_server
 start_trace = _profiler.start_trace
 stop_trace = _profiler.stop_trace
 trace = _profiler.trace
+
+
+def get_profiled_instructions_proto(tensorboard_dir: str) -> bytes:
+    """The serialized ProfiledInstructionsProto of a trace directory (`<log_dir>/plugin/
+    profile/<run>/`), read by jaxlib's profiler; non-empty only for NVIDIA GPU traces."""
+    from jax.experimental import profiler as _experimental  # only this function needs it
+    return _experimental.get_profiled_instructions_proto(tensorboard_dir)

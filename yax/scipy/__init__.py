@@ -7,6 +7,7 @@
 
 from yax._missing import module_getattr as _module_getattr  # noqa: E402
 from yax.scipy import (  # noqa: F401
+    cluster,
     fft,
     integrate,
     linalg,  # noqa: F401,E402

@@ -1,0 +1,86 @@
+"""More jax names yax mirrors: scipy.cluster.vq, lax.linalg.symmetric_product and
+tridiagonal_solve, experimental.profiler; each compared with jax."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import yax
+from yax.lax import linalg as ylinalg
+
+RNG = np.random.default_rng(1)
+
+
+def test_vq_matches_jax():
+    import jax.scipy.cluster.vq as jvq
+
+    import yax.scipy.cluster.vq as yvq
+    obs = RNG.normal(size=(7, 3)).astype(np.float32)
+    book = RNG.normal(size=(4, 3)).astype(np.float32)
+    (c, d), (cj, dj) = yvq.vq(obs, book), jvq.vq(obs, book)
+    np.testing.assert_array_equal(c, cj)
+    np.testing.assert_allclose(d, dj, rtol=1e-5)
+    c1, _ = yvq.vq(obs[:, 0], book[:, 0])
+    np.testing.assert_array_equal(c1, jvq.vq(obs[:, 0], book[:, 0])[0])
+    g = yax.grad(lambda b: yvq.vq(obs, b)[1].sum())(book)
+    gj = jax.grad(lambda b: jvq.vq(obs, b)[1].sum())(book)
+    np.testing.assert_allclose(g, gj, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="same rank"):
+        yvq.vq(obs, book[0])
+
+
+@pytest.mark.parametrize("symmetrize", [False, True])
+def test_symmetric_product(symmetrize):
+    a = RNG.normal(size=(2, 3, 4)).astype(np.float32)
+    c = RNG.normal(size=(2, 3, 3)).astype(np.float32)
+    c = c + c.transpose(0, 2, 1)
+    ours = ylinalg.symmetric_product(a, c, alpha=2.0, beta=0.5, symmetrize_output=symmetrize)
+    theirs = jax.lax.linalg.symmetric_product(a, c, alpha=2.0, beta=0.5,
+                                              symmetrize_output=symmetrize)
+    np.testing.assert_allclose(np.tril(ours), np.tril(theirs), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours, 2 * a @ a.transpose(0, 2, 1) + 0.5 * c, rtol=1e-5,
+                               atol=1e-5)
+
+
+def _system(batch=(2,), m=6, k=3):
+    d = RNG.uniform(3, 4, size=(*batch, m)).astype(np.float32)
+    dl, du = (RNG.normal(size=(*batch, m)).astype(np.float32) for _ in range(2))
+    dl[..., 0] = 0
+    du[..., -1] = 0
+    return dl, d, du, RNG.normal(size=(*batch, m, k)).astype(np.float32)
+
+
+def test_tridiagonal_solve_matches_jax_and_differentiates():
+    dl, d, du, b = _system()
+    x = ylinalg.tridiagonal_solve(dl, d, du, b)
+    np.testing.assert_allclose(x, jax.lax.linalg.tridiagonal_solve(dl, d, du, b), rtol=1e-5,
+                               atol=1e-6)
+    dense = np.zeros((2, 6, 6), np.float32)
+    for n in range(2):
+        dense[n] = np.diag(d[n]) + np.diag(dl[n, 1:], -1) + np.diag(du[n, :-1], 1)
+    np.testing.assert_allclose(dense @ np.asarray(x), b, rtol=1e-4, atol=1e-5)
+
+    def loss(solve):
+        return lambda d_: (solve(dl, d_, du, b) ** 2).sum()
+    np.testing.assert_allclose(yax.grad(loss(ylinalg.tridiagonal_solve))(d),
+                               jax.grad(loss(jax.lax.linalg.tridiagonal_solve))(d),
+                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(yax.jit(ylinalg.tridiagonal_solve)(dl[0], d[0], du[0], b[0]),
+                               x[0], rtol=1e-6)
+    np.testing.assert_allclose(yax.vmap(ylinalg.tridiagonal_solve)(dl, d, du, b), x,
+                               rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="perturb_singular"):
+        ylinalg.tridiagonal_solve(dl, d, du, b, perturb_singular=True)
+
+
+def test_experimental_profiler_reads_a_trace(tmp_path):
+    import yax.experimental.profiler
+    import yax.profiler
+    with yax.profiler.trace(str(tmp_path)):
+        yax.jit(lambda x: x + 1)(1.0).block_until_ready()
+    runs = [p for p in tmp_path.rglob("*") if p.is_dir() and p.parent.name == "profile"]
+    assert runs
+    out = yax.experimental.profiler.get_profiled_instructions_proto(str(runs[0]))
+    assert isinstance(out, bytes)  # empty on CPU (jax: non-empty only for NVIDIA GPUs)

@@ -84,3 +84,38 @@ def test_experimental_profiler_reads_a_trace(tmp_path):
     assert runs
     out = yax.experimental.profiler.get_profiled_instructions_proto(str(runs[0]))
     assert isinstance(out, bytes)  # empty on CPU (jax: non-empty only for NVIDIA GPUs)
+
+
+@pytest.mark.parametrize("shape", [(4,), (5,), (1,), (2, 3)])
+def test_extend_random_threefry_2x32_matches_jax(shape):
+    import jax.extend.random as jr
+
+    import yax.extend.random as yr
+    keypair = (np.uint32(3), np.uint32(0xDEADBEEF))
+    count = np.arange(int(np.prod(shape)), dtype=np.uint32).reshape(shape)
+    np.testing.assert_array_equal(yr.threefry_2x32(keypair, count),
+                                  jr.threefry_2x32(keypair, count))
+    np.testing.assert_array_equal(yax.jit(yr.threefry_2x32)(keypair, count),
+                                  jr.threefry_2x32(keypair, count))
+    with pytest.raises(TypeError, match="uint32"):
+        yr.threefry_2x32(keypair, count.astype(np.int32))
+
+
+def test_extend_random_keys_from_an_impl():
+    import jax.extend.random as jr
+
+    import yax.extend.random as yr
+    key = yr.seed_with_impl(yr.threefry_prng_impl, 5)
+    assert key.dtype == yax.random.key(0).dtype
+    np.testing.assert_array_equal(yax.random.key_data(key),
+                                  jax.random.key_data(jr.seed_with_impl(jr.threefry_prng_impl, 5)))
+    keys = yr.random_seed(np.arange(3, dtype=np.int32), yr.threefry_prng_impl)
+    theirs = jr.random_seed(np.arange(3, dtype=np.int32), jr.threefry_prng_impl)
+    assert keys.shape == (3,)
+    np.testing.assert_array_equal(yax.random.key_data(keys), jax.random.key_data(theirs))
+    np.testing.assert_allclose(yax.random.uniform(key, (2,)),
+                               jax.random.uniform(jr.seed_with_impl(jr.threefry_prng_impl, 5),
+                                                  (2,)))
+    assert yr.threefry_prng_impl.key_shape == jr.threefry_prng_impl.key_shape == (2,)
+    with pytest.raises(ValueError, match="one PRNG implementation"):
+        yr.seed_with_impl("rbg", 0)

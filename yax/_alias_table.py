@@ -22,7 +22,6 @@ _SAME_NAME = (
     "scipy.integrate", "extend.lowering", "dlpack", "experimental.pjit",
     "profiler", "custom_batching", "experimental.multihost_utils",
     "experimental.profiler", "scipy.cluster", "scipy.cluster.vq",
-    "extend.random",
 )
 
 _STATS = (
@@ -40,6 +39,8 @@ ALIASES: dict[str, str] = {
     # yax.interpreters.* are internal interpreters, not these registries)
     "jax.core": "yax._jax_names.core",
     "jax.api_util": "yax._jax_names.api_util",
+    # on the top floor: it builds keys with yax.random, above yax.extend's floor
+    "jax.extend.random": "yax._jax_names.extend_random",
     "jax.experimental.layout": "yax._jax_names.layout",
     "jax.experimental.hijax": "yax._jax_names.hijax",
     "jax.custom_derivatives": "yax._jax_names.custom_derivatives",

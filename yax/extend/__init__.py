@@ -2,4 +2,4 @@
 interpreters and primitives on top of the IR). `yax.extend.core` mirrors `jax.extend.core`,
 `linear_util` and `source_info_util` their jax namesakes."""
 
-from yax.extend import core, linear_util, random, source_info_util  # noqa: F401
+from yax.extend import core, linear_util, source_info_util  # noqa: F401

@@ -1,5 +1,5 @@
-"""yax.extend.random (`jax.extend.random`): PRNG implementations as objects, and the raw
-threefry hash.
+"""`jax.extend.random` (alias mode serves this module under that name): PRNG implementations
+as objects, and the raw threefry hash.
 
 yax has one PRNG implementation, threefry2x32 (`threefry_prng_impl`): keys made from it with
 `seed_with_impl`/`random_seed` are the typed keys of `yax.random.key`. Other implementations

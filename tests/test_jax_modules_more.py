@@ -119,3 +119,67 @@ def test_extend_random_keys_from_an_impl():
     assert yr.threefry_prng_impl.key_shape == jr.threefry_prng_impl.key_shape == (2,)
     with pytest.raises(ValueError, match="one PRNG implementation"):
         yr.seed_with_impl("rbg", 0)
+
+
+def test_zero_from_primal():
+    import jax.custom_derivatives as jcd
+
+    from yax._jax_names.custom_derivatives import zero_from_primal
+    tree = {"a": np.ones((2,), np.float32), "b": 3}
+    ours, theirs = zero_from_primal(tree), jcd.zero_from_primal(tree)
+    np.testing.assert_array_equal(ours["a"], theirs["a"])
+    assert ours["a"].dtype == theirs["a"].dtype
+    assert ours["b"].dtype == yax.float0 and ours["b"].shape == ()
+    sym = zero_from_primal(tree, symbolic_zeros=True)
+    assert sym["a"].shape == (2,) and sym["b"].dtype == yax.float0
+
+
+def test_visualize_sharding(capsys):
+    mesh = yax.make_mesh((1,), ("x",))
+    s = yax.sharding.NamedSharding(mesh, yax.sharding.PartitionSpec("x"))
+    yax.debug.visualize_sharding((4, 4), s)
+    out = capsys.readouterr().out
+    assert "CPU 0" in out and out.startswith("┌")
+    x = yax.device_put(np.zeros((4, 4), np.float32), s)
+    yax.debug.visualize_array_sharding(x)
+    assert capsys.readouterr().out == out
+
+
+def test_ragged_dot_matches_jax():
+    lhs = RNG.normal(size=(7, 3)).astype(np.float32)
+    rhs = RNG.normal(size=(3, 3, 4)).astype(np.float32)
+    sizes = np.array([2, 0, 4], np.int32)  # an empty group, and a row past the groups
+    np.testing.assert_allclose(yax.lax.ragged_dot(lhs, rhs, sizes),
+                               jax.lax.ragged_dot(lhs, rhs, sizes), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(yax.jit(yax.lax.ragged_dot)(lhs, rhs, sizes),
+                               jax.lax.ragged_dot(lhs, rhs, sizes), rtol=1e-5, atol=1e-6)
+
+    def loss(dot):
+        return lambda a, b: (dot(a, b, sizes) ** 2).sum()
+    for ours, theirs in zip(yax.grad(loss(yax.lax.ragged_dot), (0, 1))(lhs, rhs),
+                            jax.grad(loss(jax.lax.ragged_dot), (0, 1))(lhs, rhs)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)
+    batched = yax.vmap(yax.lax.ragged_dot, (0, None, None))(np.stack([lhs, lhs]), rhs, sizes)
+    np.testing.assert_allclose(batched[1], jax.lax.ragged_dot(lhs, rhs, sizes), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_ragged_dot_general_contracting_form():
+    dims = (([1], [0]), ([], []))
+    lhs = RNG.normal(size=(2, 6)).astype(np.float32)
+    rhs = RNG.normal(size=(6, 3)).astype(np.float32)
+    sizes = np.array([1, 3, 2], np.int32)
+    ours = yax.lax.ragged_dot_general(lhs, rhs, sizes,
+                                      yax.lax.RaggedDotDimensionNumbers(dims, [1], []))
+    theirs = jax.lax.ragged_dot_general(lhs, rhs, sizes,
+                                        jax.lax.RaggedDotDimensionNumbers(dims, [1], []))
+    assert ours.shape == (3, 2, 3)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="2-D forms"):
+        yax.lax.ragged_dot_general(np.ones((2, 2, 6)), rhs, sizes,
+                                   yax.lax.RaggedDotDimensionNumbers((([2], [0]), ([], [])),
+                                                                     [2], []))
+    # group_offset: groups before it are skipped (zero rows)
+    out = yax.lax.ragged_dot(np.ones((4, 2), np.float32), np.ones((2, 2, 1), np.float32),
+                             np.array([1, 3], np.int32), group_offset=np.array([1], np.int32))
+    np.testing.assert_array_equal(np.asarray(out)[:, 0], [0, 2, 2, 2])

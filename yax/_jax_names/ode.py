@@ -11,6 +11,8 @@ Forward mode is not offered (as in jax, the custom_vjp has no jvp).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from yax import lax
@@ -127,35 +129,39 @@ def odeint(func, y0, t, *args, rtol: float = 1.4e-8, atol: float = 1.4e-8,
         ys = solve(y, ts, a)
         return ys, (ys, ts, a)
 
-    def solve_bwd(res, g):
-        ys, ts, a = res
-        n = ys.shape[1]
-
-        def augmented(state, s):  # backwards in time: s = -t
-            y, adj = state[:n], state[n:2 * n]
-            fy, pullback = vjp(lambda yy, aa: f_flat(yy, -s, aa), y, a)
-            adj_y, adj_a = pullback(adj)
-            return jnp.concatenate([-fy, adj_y, adj_a])
-
-        def back_one(carry, i):
-            adj, adj_a = carry
-            adj = adj + g[i]
-            # dy_i/dt_i = f(y_i, t_i): the cotangent of t_i
-            t_bar_i = jnp.dot(g[i], f_flat(ys[i], ts[i], a))
-            start = jnp.concatenate([ys[i], adj, adj_a])
-            path = _integrate(augmented, start, jnp.stack([-ts[i], -ts[i - 1]]), rtol, atol,
-                              mxstep, hmax)
-            end = path[-1]
-            return (end[n:2 * n], end[2 * n:]), t_bar_i
-
-        init = (jnp.zeros_like(ys[0]), jnp.zeros_like(a))
-        (adj, adj_a), t_bars = lax.scan(back_one, init, jnp.arange(len(ts) - 1, 0, -1))
-        # ys[0] is y0 whatever t[0] is; the later states move with the start time
-        t_bar0 = -jnp.dot(adj, f_flat(ys[0], ts[0], a))
-        adj = adj + g[0]
-        t_bar = jnp.concatenate([t_bar0[None], t_bars[::-1]])
-        return adj, t_bar, adj_a
-
-    solve.defvjp(solve_fwd, solve_bwd)
+    solve.defvjp(solve_fwd, functools.partial(_adjoint, f_flat, (rtol, atol, mxstep, hmax)))
     ys = solve(flat_y0, t, flat_args)
     return vmap(unravel_y)(ys)  # each leaf of y0's pytree with a leading axis of len(t)
+
+
+def _adjoint(f_flat, controls, res, g):
+    """The adjoint pass: the cotangents of (y0, t, args) of `g`, the cotangent of the states
+    at each output time."""
+    rtol, atol, mxstep, hmax = controls
+    ys, ts, a = res
+    n = ys.shape[1]
+
+    def augmented(state, s):  # backwards in time: s = -t
+        y, adj = state[:n], state[n:2 * n]
+        fy, pullback = vjp(lambda yy, aa: f_flat(yy, -s, aa), y, a)
+        adj_y, adj_a = pullback(adj)
+        return jnp.concatenate([-fy, adj_y, adj_a])
+
+    def back_one(carry, i):
+        adj, adj_a = carry
+        adj = adj + g[i]
+        # dy_i/dt_i = f(y_i, t_i): the cotangent of t_i
+        t_bar_i = jnp.dot(g[i], f_flat(ys[i], ts[i], a))
+        start = jnp.concatenate([ys[i], adj, adj_a])
+        path = _integrate(augmented, start, jnp.stack([-ts[i], -ts[i - 1]]), rtol, atol,
+                          mxstep, hmax)
+        end = path[-1]
+        return (end[n:2 * n], end[2 * n:]), t_bar_i
+
+    init = (jnp.zeros_like(ys[0]), jnp.zeros_like(a))
+    (adj, adj_a), t_bars = lax.scan(back_one, init, jnp.arange(len(ts) - 1, 0, -1))
+    # ys[0] is y0 whatever t[0] is; the later states move with the start time
+    t_bar0 = -jnp.dot(adj, f_flat(ys[0], ts[0], a))
+    adj = adj + g[0]
+    t_bar = jnp.concatenate([t_bar0[None], t_bars[::-1]])
+    return adj, t_bar, adj_a

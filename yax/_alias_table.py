@@ -42,6 +42,7 @@ ALIASES: dict[str, str] = {
     # on the top floor: it builds keys with yax.random, above yax.extend's floor
     "jax.extend.random": "yax._jax_names.extend_random",
     "jax.experimental.ode": "yax._jax_names.ode",  # built on yax.numpy (above experimental)
+    "jax.experimental.rnn": "yax._jax_names.rnn",
     "jax.experimental.layout": "yax._jax_names.layout",
     "jax.experimental.hijax": "yax._jax_names.hijax",
     "jax.custom_derivatives": "yax._jax_names.custom_derivatives",

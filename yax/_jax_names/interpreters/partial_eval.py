@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from yax.core.ir import Jaxpr, Var
 from yax.interpreters.partial_eval import PartialEvalTrace as JaxprTrace  # noqa: F401
 from yax.interpreters.staging import StagingTrace as DynamicJaxprTrace  # noqa: F401
 from yax.interpreters.staging import StagingTracer as DynamicJaxprTracer  # noqa: F401
-from yax.core.ir import Jaxpr, Var
 from yax.interpreters.staging import has_effects, trace_to_jaxpr
 
 __all__ = ["DynamicJaxprTrace", "DynamicJaxprTracer", "JaxprTrace", "PartialVal",

@@ -183,3 +183,33 @@ def test_ragged_dot_general_contracting_form():
     out = yax.lax.ragged_dot(np.ones((4, 2), np.float32), np.ones((2, 2, 1), np.float32),
                              np.array([1, 3], np.int32), group_offset=np.array([1], np.int32))
     np.testing.assert_array_equal(np.asarray(out)[:, 0], [0, 2, 2, 2])
+
+
+@pytest.mark.parametrize("method", ["linear", "nearest"])
+def test_regular_grid_interpolator_matches_jax(method):
+    from jax.scipy.interpolate import RegularGridInterpolator as JRGI
+
+    from yax.scipy.interpolate import RegularGridInterpolator as YRGI
+    x = np.linspace(0, 1, 5).astype(np.float32)
+    y = np.array([0.0, 0.3, 1.0, 2.0], np.float32)
+    values = RNG.normal(size=(5, 4, 2)).astype(np.float32)  # a trailing axis too
+    pts = np.array([[0.1, 0.2], [0.5, 1.5], [0.99, 0.0], [1.2, 0.5], [-0.1, 3.0]], np.float32)
+    ours, theirs = YRGI((x, y), values, method=method), JRGI((x, y), values, method=method)
+    np.testing.assert_allclose(ours(pts), theirs(pts), rtol=1e-5, atol=1e-6)
+    extrap = YRGI((x, y), values, method=method, fill_value=None)
+    np.testing.assert_allclose(extrap(pts), JRGI((x, y), values, method=method,
+                                                 fill_value=None)(pts), rtol=1e-5, atol=1e-5)
+    g = yax.grad(lambda v: YRGI((x, y), v)(pts[:3]).sum())(values)
+    gj = jax.grad(lambda v: JRGI((x, y), v)(pts[:3]).sum())(values)
+    np.testing.assert_allclose(g, gj, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(yax.jit(lambda r, p: r(p))(ours, pts), theirs(pts), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_checkify_init_error_and_hijax_shaped_array():
+    from yax._jax_names import hijax
+    from yax.experimental import checkify
+    assert checkify.init_error.get() is None
+    checkify.init_error.throw()
+    from yax._jax_names.core import ShapedArray
+    assert hijax.ShapedArray is ShapedArray

@@ -10,6 +10,7 @@ from yax.scipy import (  # noqa: F401
     cluster,
     fft,
     integrate,
+    interpolate,
     linalg,  # noqa: F401,E402
     ndimage,
     optimize,

@@ -213,3 +213,42 @@ def test_checkify_init_error_and_hijax_shaped_array():
     checkify.init_error.throw()
     from yax._jax_names.core import ShapedArray
     assert hijax.ShapedArray is ShapedArray
+
+
+def _raw_qr(a):
+    h, taus = jax.numpy.linalg.qr(a, mode="raw")
+    return np.asarray(h).swapaxes(-1, -2), np.asarray(taus)
+
+
+def test_householder_product_and_ormqr_match_jax():
+    a = RNG.normal(size=(5, 3)).astype(np.float32)
+    h, taus = _raw_qr(a)
+    np.testing.assert_allclose(ylinalg.householder_product(h, taus),
+                               jax.lax.linalg.householder_product(h, taus), rtol=1e-5,
+                               atol=1e-6)
+    c, c_right = (RNG.normal(size=s).astype(np.float32) for s in [(5, 2), (2, 5)])
+    for left, transpose, m in [(True, False, c), (True, True, c), (False, False, c_right),
+                               (False, True, c_right)]:
+        np.testing.assert_allclose(
+            ylinalg.ormqr(h, taus, m, left=left, transpose=transpose),
+            jax.lax.linalg.ormqr(h, taus, m, left=left, transpose=transpose),
+            rtol=1e-5, atol=1e-6)
+    hb, tb = np.stack([h, h]), np.stack([taus, taus])
+    np.testing.assert_allclose(ylinalg.householder_product(hb, tb)[1],
+                               jax.lax.linalg.householder_product(h, taus), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_cholesky_update_matches_jax(x64):
+    m = RNG.normal(size=(4, 4)).astype(np.float32)
+    m = m @ m.T + 4 * np.eye(4, dtype=np.float32)
+    r = np.linalg.cholesky(m).T.astype(np.float32)
+    w = RNG.normal(size=4).astype(np.float32)
+    out = ylinalg.cholesky_update(r, w)
+    np.testing.assert_allclose(out, jax.lax.linalg.cholesky_update(r, w), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(out).T @ np.asarray(out), m + np.outer(w, w),
+                               rtol=1e-4, atol=1e-4)
+    # jax has no derivative rule for cholesky_update; yax's is that of its rotations
+    from yax.test_util import check_grads
+    check_grads(lambda w_: ylinalg.cholesky_update(r.astype(np.float64), w_),
+                (w.astype(np.float64),), order=1, modes=("rev",))

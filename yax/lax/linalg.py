@@ -181,3 +181,6 @@ def broadcast_batch_dims(name: str, *xs):
 from yax.lax.linalg_products import symmetric_product, tridiagonal_solve  # noqa: E402,F401
 
 __all__ += ["symmetric_product", "tridiagonal_solve"]
+from yax.lax.householder import cholesky_update, householder_product, ormqr  # noqa: E402,F401
+
+__all__ += ["cholesky_update", "householder_product", "ormqr"]

@@ -252,3 +252,15 @@ def test_cholesky_update_matches_jax(x64):
     from yax.test_util import check_grads
     check_grads(lambda w_: ylinalg.cholesky_update(r.astype(np.float64), w_),
                 (w.astype(np.float64),), order=1, modes=("rev",))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32])
+def test_mulhi_matches_jax(dtype):
+    info = np.iinfo(dtype)
+    x = RNG.integers(info.min, info.max, size=64, endpoint=True).astype(dtype)
+    y = RNG.integers(info.min, info.max, size=64, endpoint=True).astype(dtype)
+    x[:3], y[:3] = info.min, [info.min, info.max, 0]  # the extremes
+    np.testing.assert_array_equal(yax.lax.mulhi(x, y), jax.lax.mulhi(x, y))
+    np.testing.assert_array_equal(yax.jit(yax.lax.mulhi)(x, y), jax.lax.mulhi(x, y))
+    with pytest.raises(TypeError, match="integer"):
+        yax.lax.mulhi(np.ones(2, np.float32), np.ones(2, np.float32))

@@ -72,3 +72,4 @@ from yax.lax.ragged_dot import (  # noqa: E402,F401
     ragged_dot,
     ragged_dot_general,
 )
+from yax.lax.mulhi import mulhi  # noqa: E402,F401

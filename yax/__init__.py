@@ -60,3 +60,13 @@ __getattr__ = _module_getattr(__name__, "jax")  # JAX names yax lacks
 from yax._alias import alias_jax  # noqa: E402,F401  (alias mode: `import jax` gives yax)
 from yax import flatten_util, stages, typing  # noqa: E402,F401
 from yax.runtime.backend import Device  # noqa: E402,F401
+from yax import custom_batching  # noqa: E402,F401
+from yax._jax_names.toplevel import (  # noqa: E402,F401
+    float0,
+    host_count,
+    host_id,
+    host_ids,
+    named_call,
+    print_environment_info,
+    process_indices,
+)

@@ -8,6 +8,7 @@ name not listed raises an AttributeError naming it, like every other name alias 
 from __future__ import annotations
 
 import functools
+import importlib
 import typing
 
 import numpy as np
@@ -80,6 +81,26 @@ def _core() -> dict:
     return {n: getattr(jax_core, n) for n in jax_core.__all__}
 
 
+def _public(module_name: str) -> dict:
+    module = importlib.import_module(module_name)
+    return {n: getattr(module, n) for n in dir(module) if not n.startswith("_")}
+
+
+# jax's tutorials "How JAX primitives work" (which writes its lowering with jaxlib's StableHLO
+# bindings, as yax does) and "Writing custom interpreters" import these
+_TUTORIAL_BUILDERS = {
+    "jax._src.util": lambda: _public("yax._jax_names.util"),
+    "jax._src.api": lambda: _public("yax"),
+    "jax._src.lax": dict,  # its module `lax` is the facade below
+    "jax._src.lax.lax": lambda: _public("yax.lax"),
+    "jax._src.lib": dict,
+    "jax._src.lib.mlir": dict,  # its modules `ir` and `dialects`
+    "jax._src.lib.mlir.ir": lambda: _public("jaxlib.mlir.ir"),
+    "jax._src.lib.mlir.dialects": dict,  # its module `hlo`
+    "jax._src.lib.mlir.dialects.hlo": lambda: _public("jaxlib.mlir.dialects.stablehlo"),
+}
+
+
 _BUILDERS = {
     "jax._src": dict,
     "jax._src.traceback_util": _traceback_util,
@@ -93,6 +114,7 @@ _BUILDERS = {
     # chex imports it at import time (for `restrict_backends`, which patches jax's compiler):
     # the module exists, its names do not
     "jax._src.compiler": dict,
+    **_TUTORIAL_BUILDERS,
 }
 
 

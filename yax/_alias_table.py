@@ -18,7 +18,11 @@ _SAME_NAME = (
     "experimental.checkify", "experimental.shard_map", "extend", "extend.core",
     "extend.linear_util", "extend.source_info_util", "ad_checkpoint", "test_util", "image",
     "ops", "example_libraries", "example_libraries.optimizers", "example_libraries.stax",
-    "distributed", "typing", "flatten_util", "stages", "checkpoint_policies",
+    "distributed", "typing", "flatten_util", "stages", "checkpoint_policies", "monitoring",
+    "scipy.fft", "scipy.integrate", "extend.lowering", "dlpack", "experimental.pjit",
+    "profiler", "custom_batching", "experimental.multihost_utils",
+    "experimental.profiler", "scipy.cluster", "scipy.cluster.vq",
+    "scipy.interpolate",
 )
 
 _STATS = (
@@ -35,6 +39,11 @@ ALIASES: dict[str, str] = {
     # jax modules whose yax counterpart lives under another name (yax's own
     # yax.interpreters.* are internal interpreters, not these registries)
     "jax.core": "yax._jax_names.core",
+    "jax.api_util": "yax._jax_names.api_util",
+    # on the top floor: it builds keys with yax.random, above yax.extend's floor
+    "jax.extend.random": "yax._jax_names.extend_random",
+    "jax.experimental.ode": "yax._jax_names.ode",  # built on yax.numpy (above experimental)
+    "jax.experimental.rnn": "yax._jax_names.rnn",
     "jax.experimental.layout": "yax._jax_names.layout",
     "jax.experimental.hijax": "yax._jax_names.hijax",
     "jax.custom_derivatives": "yax._jax_names.custom_derivatives",
@@ -57,4 +66,14 @@ SOURCE_SHIMS: tuple[str, ...] = (
     "jax._src.state.types",
     "jax._src.core",
     "jax._src.compiler",
+    # imported by jax's tutorials on primitives and custom interpreters
+    "jax._src.util",
+    "jax._src.api",
+    "jax._src.lax",
+    "jax._src.lax.lax",
+    "jax._src.lib",
+    "jax._src.lib.mlir",
+    "jax._src.lib.mlir.ir",
+    "jax._src.lib.mlir.dialects",
+    "jax._src.lib.mlir.dialects.hlo",
 )

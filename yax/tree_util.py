@@ -13,6 +13,14 @@ is its public face.
 
 from __future__ import annotations
 
+from yax._pytree.extras import (  # noqa: F401
+    default_registry,
+    flatten_one_level,
+    flatten_one_level_with_keys,
+    is_tree_node,
+    tree_broadcast,
+    tree_reduce_associative,
+)
 from yax._pytree.keys import (  # noqa: F401
     DictKey,
     FlattenedIndexKey,
@@ -106,5 +114,6 @@ __all__ = [
     "register_pytree_node_class", "register_pytree_with_keys", "tree_all", "tree_flatten",
     "tree_flatten_with_path", "tree_leaves", "tree_leaves_with_path", "tree_map",
     "tree_map_with_path", "tree_reduce", "tree_structure", "tree_transpose", "tree_unflatten",
-    "treedef_is_leaf",
+    "treedef_is_leaf", "default_registry", "flatten_one_level", "flatten_one_level_with_keys",
+    "is_tree_node", "tree_broadcast", "tree_reduce_associative",
 ]

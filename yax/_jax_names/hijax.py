@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from yax import errors
 from yax._jax_names.interpreters.ad import Zero, instantiate_zeros, is_undefined_primal  # noqa: F401
+from yax.core.avals import ShapedArray  # noqa: F401  (jax re-exports jax.core.ShapedArray here)
 from yax.core.avals import ShapedArray as AbstractValue  # noqa: F401
 
 __all__ = ["AbstractValue", "AvalMutableQDD", "AvalQDD", "HiPrimitive", "HiType",

@@ -57,7 +57,8 @@ class ShapedArray:
     def str_long(self) -> str:
         """As jax names a tracer's type: the full dtype name, `~` marking a weak type."""
         dims = ",".join(str(d) for d in self.shape)
-        return f"{'~' if self.weak_type else ''}{np.dtype(self.dtype).name}[{dims}]"
+        name = getattr(self.dtype, "name", str(self.dtype))
+        return f"{'~' if self.weak_type else ''}{name}[{dims}]"
 
     def __repr__(self):
         # as jax: full dtype names here (jaxprs print the short ones), the weak type spelled out
@@ -67,6 +68,12 @@ class ShapedArray:
 
     def __str__(self):
         return self.str_long()  # `print(jax.typeof(x))` shows `~float32[]`
+
+    def __str__(self):
+        # as JAX prints an aval with str(): full dtype name, `~` marking a weak type
+        dims = ",".join(str(d) for d in self.shape)
+        name = getattr(self.dtype, "name", str(self.dtype))
+        return f"{'~' if self.weak_type else ''}{name}[{dims}]"
 
     @property
     def nbytes(self) -> int:

@@ -25,7 +25,9 @@ class Var:
         self.count = next(Var._counter)
 
     def __repr__(self):
-        return f"Var({self.count}:{self.aval.str_short()})"
+        # JAX's repr (an identity, then the type with full dtype names), for code that prints
+        # equations as JAX's tutorials do
+        return f"Var(id={id(self)}):{str(self.aval).lstrip('~')}"
 
 
 class Literal:

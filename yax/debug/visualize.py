@@ -21,6 +21,15 @@ def visualize_array_sharding(x, *, use_color: bool = False, max_width: int = 80)
     builtins.print(sharding_table(x.shape, x.sharding))
 
 
+def visualize_sharding(shape, sharding, *, use_color: bool = False, scale: float = 1.0,
+                       min_width: int = 9, max_width: int = 80, color_map=None) -> None:
+    """Print the box table of how `sharding` lays out an array of `shape` (1-D or 2-D) over
+    its devices, as `visualize_array_sharding` does for an array; the drawing options are
+    accepted for JAX compatibility (plain text)."""
+    del use_color, scale, min_width, max_width, color_map
+    builtins.print(sharding_table(shape, sharding))
+
+
 def sharding_table(shape, sharding) -> str:
     """The table `visualize_array_sharding` prints, as a string."""
     shape = tuple(shape)

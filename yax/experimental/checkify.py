@@ -35,7 +35,7 @@ ErrorCategory = str
 
 __all__ = ["checkify", "check", "Error", "user_checks", "nan_checks", "div_checks",
            "index_checks", "float_checks", "automatic_checks", "all_checks", "JaxRuntimeError",
-           "ErrorCategory"]
+           "ErrorCategory", "init_error"]
 
 JaxRuntimeError = errors.CheckifyError
 
@@ -90,6 +90,10 @@ class Error:
 tree_util.register_pytree_node(
     Error, lambda e: ((e._failed, e._code, e._payload), e._messages),
     lambda messages, children: Error(*children, messages))
+
+
+# the Error of a call whose checks all passed (as jax's `checkify.init_error`)
+init_error = Error(np.bool_(False), np.int32(0), np.zeros((0,), np.float32), ())
 
 
 def checkify(fun, errors=user_checks):  # noqa: A002  (jax's name)

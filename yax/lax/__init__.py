@@ -67,3 +67,9 @@ from yax.lax.type_names import *  # noqa: F401,F403,E402
 from yax.lax.conv_transpose import *  # noqa: F401,F403,E402
 from yax.lax.special import *  # noqa: F401,F403,E402  (igamma, betainc, zeta, bessel_i0e, ...)
 from yax.primitives.sharding_constraint import with_sharding_constraint  # noqa: F401,E402
+from yax.lax.ragged_dot import (  # noqa: E402,F401
+    RaggedDotDimensionNumbers,
+    ragged_dot,
+    ragged_dot_general,
+)
+from yax.lax.mulhi import mulhi  # noqa: E402,F401

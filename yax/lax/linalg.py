@@ -176,3 +176,11 @@ def broadcast_batch_dims(name: str, *xs):
             x = broadcast_in_dim(x, shape, tuple(range(off, len(shape))))
         out.append(x)
     return out
+
+
+from yax.lax.linalg_products import symmetric_product, tridiagonal_solve  # noqa: E402,F401
+
+__all__ += ["symmetric_product", "tridiagonal_solve"]
+from yax.lax.householder import cholesky_update, householder_product, ormqr  # noqa: E402,F401
+
+__all__ += ["cholesky_update", "householder_product", "ormqr"]

@@ -38,3 +38,4 @@ from yax._missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr(__name__, "jax.numpy")  # JAX names yax lacks
 from yax.numpy import fft  # noqa: F401,E402  (jnp.fft)
+from yax.numpy.ufunc_objects import frompyfunc, ufunc  # noqa: E402,F401

@@ -55,6 +55,18 @@ class ShapeDtypeStruct:
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 
+    @classmethod
+    def like(cls, x) -> ShapeDtypeStruct:
+        """The declared type of `x` (an array, tracer, NumPy array or scalar): its shape,
+        dtype and weak type, and its sharding when `x` was placed explicitly (device_put)."""
+        aval = getattr(x, "aval", None)
+        if aval is None:
+            value = np.asarray(x)
+            weak = type(x) in (bool, int, float, complex)  # Python scalars, not NumPy ones
+            return cls(value.shape, dtypes.canonicalize(value.dtype), weak_type=weak)
+        sharding = getattr(x, "sharding", None) if getattr(x, "committed", False) else None
+        return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)
+
     def __eq__(self, other):
         return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
                 and self.dtype == other.dtype and self.weak_type == other.weak_type)

@@ -33,6 +33,7 @@ from yax.random.keys import (  # noqa: F401
     fold_in,
     key,
     key_data,
+    key_dtype,
     key_impl,
     split,
     wrap_key_data,

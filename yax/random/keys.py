@@ -20,7 +20,7 @@ from yax.core.trace import Tracer
 from yax.random import _checks, threefry
 from yax.random._kernel import Kernel
 from yax.random.typed_keys import IMPL_NAME as _IMPL_NAME
-from yax.random.typed_keys import KeyDType, PRNGKeyArray, rewrap_like
+from yax.random.typed_keys import KEY_DTYPE, KeyDType, PRNGKeyArray, rewrap_like
 from yax.runtime import values
 from yax.runtime.array import Array
 from yax.transforms.jit import jit
@@ -50,6 +50,13 @@ def _check_impl(name: str, impl) -> None:
     if impl is not None and impl not in (_IMPL_NAME, "fry"):
         raise _checks.RandomArgumentError(
             f"yax.random.{name}: the only PRNG implementation is '{_IMPL_NAME}', got {impl!r}.")
+
+
+def key_dtype(impl=None):
+    """The dtype of typed keys of PRNG implementation `impl` (`key<fry>`; yax has only
+    threefry2x32)."""
+    _check_impl("key_dtype", impl)
+    return KEY_DTYPE
 
 
 def _seed_from_numpy(name: str, value) -> Array:

@@ -7,6 +7,10 @@
 
 from yax._missing import module_getattr as _module_getattr  # noqa: E402
 from yax.scipy import (  # noqa: F401
+    cluster,
+    fft,
+    integrate,
+    interpolate,
     linalg,  # noqa: F401,E402
     ndimage,
     optimize,

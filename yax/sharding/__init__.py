@@ -27,7 +27,13 @@ from yax.runtime.partition_spec import UNCONSTRAINED, P, PartitionSpec  # noqa: 
 from yax.sharding.abstract_mesh import AbstractMesh  # noqa: F401,E402
 from yax.transforms.reshard import reshard  # noqa: F401
 
+
+def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceSharding:
+    """The sharding that places a whole array on `device` (as jax's)."""
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
+
+
 __all__ = ["AbstractMesh", "Mesh", "NamedSharding", "PartitionSpec", "P", "Sharding",
            "SingleDeviceSharding",
            "ShardingError", "UNCONSTRAINED", "current_mesh", "make_mesh", "use_mesh", "AxisType",
-           "get_abstract_mesh", "get_mesh", "reshard", "set_mesh"]
+           "get_abstract_mesh", "get_mesh", "reshard", "set_mesh", "make_single_device_sharding"]

@@ -20,18 +20,20 @@ from yax.interpreters.ad_util import (
     tangent_aval,
     zeros_like_aval,
 )
-from yax.interpreters.jvp import JVPTracer
+from yax.interpreters.jvp import JVPTrace, JVPTracer
 from yax.interpreters.transpose import UndefinedPrimal, is_undefined
 from yax.runtime.values import aval_of
 
-__all__ = ["JVPTracer", "UndefinedPrimal", "Zero", "add_jaxvals", "defjvp", "deflinear",
-           "deflinear2", "instantiate_zeros", "is_undefined_primal", "primitive_jvps",
+__all__ = ["JVPTrace", "JVPTracer", "defbilinear", "defjvp2", "get_primitive_transpose",
+            "UndefinedPrimal", "Zero", "add_jaxvals", "defjvp", "deflinear",
+           "deflinear2", "defjvp_zero", "instantiate_zeros", "is_undefined_primal",
+           "primitive_jvps",
            "primitive_transposes", "zeros_like_aval"]
 
 
 def _adapt_jvp(primitive: Primitive, rule):
     def jvp(primals, tangents, **params):
-        out, out_dot = rule(list(primals), list(tangents), **params)
+        out, out_dot = rule(tuple(primals), tuple(tangents), **params)  # tuples, as JAX
         return as_list(primitive, out), as_list(primitive, out_dot)
     return jvp
 
@@ -84,6 +86,53 @@ def deflinear2(primitive: Primitive, transpose_rule) -> None:
     primitive_transposes[primitive] = transpose_rule
 
 
+def defjvp_zero(primitive: Primitive) -> None:
+    """A primitive whose output does not change with its operands (integer-valued, or
+    piecewise constant): its tangent is a symbolic zero."""
+    def jvp(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        outs = out if primitive.multiple_results else [out]
+        zeros = [Zero(tangent_aval(aval_of(o))) for o in outs]
+        return out, (zeros if primitive.multiple_results else zeros[0])
+    primitive_jvps[primitive] = jvp
+
+
 def deflinear(primitive: Primitive, transpose_rule) -> None:
     """As deflinear2, with `transpose_rule(ct, **params)` (it does not see the operands)."""
     deflinear2(primitive, lambda ct, *operands, **params: transpose_rule(ct, **params))
+
+
+def defjvp2(primitive: Primitive, *jvp_rules) -> None:
+    """As defjvp, with rules that also see the primal output:
+    `rule(tangent, out, *primals, **params)`."""
+    def jvp(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        total = Zero(tangent_aval(aval_of(out)))
+        for rule, t in zip(jvp_rules, tangents, strict=True):
+            if rule is not None and not is_zero(t):
+                total = add_tangents(total, rule(t, out, *primals, **params))
+        return out, total
+    primitive_jvps[primitive] = jvp
+
+
+def defbilinear(primitive: Primitive, lhs_rule, rhs_rule) -> None:
+    """A primitive linear in each of its two operands separately (a product): its jvp binds it
+    with each tangent in turn; `lhs_rule(ct, x, y, **params)` transposes it for x (x
+    undefined), `rhs_rule(ct, x, y, **params)` for y."""
+    defjvp(primitive, lambda t, x, y, **params: primitive.bind(t, y, **params),
+           lambda t, x, y, **params: primitive.bind(x, t, **params))
+
+    def transpose(ct, x, y, **params):
+        if is_undefined(x):
+            return [None if is_zero(ct) else lhs_rule(ct, x, y, **params), None]
+        return [None, None if is_zero(ct) else rhs_rule(ct, x, y, **params)]
+    primitive_transposes[primitive] = transpose
+
+
+def get_primitive_transpose(primitive: Primitive):
+    """The transpose rule of `primitive`, or NotImplementedError naming it."""
+    try:
+        return primitive_transposes[primitive]
+    except KeyError as e:
+        raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for "
+                                  f"'{primitive.name}' not implemented") from e

@@ -69,12 +69,6 @@ class ShapedArray:
     def __str__(self):
         return self.str_long()  # `print(jax.typeof(x))` shows `~float32[]`
 
-    def __str__(self):
-        # as JAX prints an aval with str(): full dtype name, `~` marking a weak type
-        dims = ",".join(str(d) for d in self.shape)
-        name = getattr(self.dtype, "name", str(self.dtype))
-        return f"{'~' if self.weak_type else ''}{name}[{dims}]"
-
     @property
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize

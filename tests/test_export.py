@@ -161,8 +161,7 @@ def test_symbolic_batch_dimension():
         x = np.ones((n, 4), np.float32)
         np.testing.assert_allclose(np.asarray(exp.call(x)), np.full(n, 6.0))
         np.testing.assert_allclose(np.asarray(yax.jit(exp.call)(x)), np.full(n, 6.0))
-    with pytest.raises(errors.ExportError, match="dimensions"):
-        exp.serialize()
+    assert "tensor<?x4xf32>" in exp.mlir_module()  # one module with a dynamic dimension
     with pytest.raises(errors.ExportError, match="shape"):
         exp.call(np.ones((3, 5), np.float32))
 
@@ -173,17 +172,16 @@ def test_symbolic_dimension_shared_between_arguments():
         yax.ShapeDtypeStruct((b,), np.float32), yax.ShapeDtypeStruct((b,), np.float32))
     np.testing.assert_allclose(np.asarray(exp.call(np.ones(3, np.float32),
                                                    np.ones(3, np.float32))), 2.0)
-    with pytest.raises(errors.ExportError, match="'b' is 3"):
+    with pytest.raises(errors.ExportError, match="inconsistent binding.*'b' should be 3"):
         exp.call(np.ones(3, np.float32), np.ones(4, np.float32))
 
 
 def test_unsupported_symbolic_forms_are_refused():
-    with pytest.raises(errors.ExportError, match="2\\*b"):
-        yexport.symbolic_shape("2*b, 3")
+    with pytest.raises(errors.ExportError, match="constraints"):
+        yexport.symbolic_shape("a, b", constraints=("a >= b",))
     b, = yexport.symbolic_shape("b")
-    with pytest.raises(errors.ExportError, match="depends on its symbolic"):
-        yexport.export(yax.jit(lambda x: jnp.concatenate([x, x])))(
-            yax.ShapeDtypeStruct((b,), np.float32))
+    with pytest.raises(errors.ExportError, match="'sort'"):
+        yexport.export(yax.jit(jnp.sort))(yax.ShapeDtypeStruct((b,), np.float32))
 
 
 def test_wrong_shape_call_is_a_clear_error_before_xla():

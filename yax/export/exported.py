@@ -8,8 +8,10 @@ differentiable through a custom_vjp whose backward pass is the export of the fun
 computed from the function for an export made in this process, or read from the blob (stored
 up to `serialize(vjp_order=N)`) for a deserialized one.
 
-Exports with symbolic dimensions keep the function and lower it per binding of the dimensions
-(see symbolic.py); they cannot be serialized.
+An export with symbolic dimensions is traced once with symbolic avals and lowered into one
+module with dynamic (`?`) dimensions (dynamic_lowering.py); each call binds the dimension
+variables from the argument shapes, refines the module to those static shapes (refine.py) and
+runs it, cached per binding. Such an export serializes like any other.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from yax import errors, tree_util
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.trace import bind
-from yax.export import serialization, symbolic
+from yax.export import dynamic_lowering, refine, serialization, symbolic
 from yax.interpreters import lowering, mlir
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.primitives.call_exported import ExportedModule, call_exported_p
@@ -55,7 +57,8 @@ class Exported:
 
     def __init__(self, *, fun_name, in_tree, out_tree, in_avals, out_avals, platforms,
                  module: ExportedModule | None, fun=None, vjp: Exported | None = None,
-                 calling_convention_version: int = CALLING_CONVENTION_VERSION):
+                 calling_convention_version: int = CALLING_CONVENTION_VERSION,
+                 vjp_thunk=None):
         self.fun_name, self.in_tree, self.out_tree = fun_name, in_tree, out_tree
         self.in_avals, self.out_avals = tuple(in_avals), tuple(out_avals)
         self.platforms = tuple(platforms)
@@ -66,6 +69,7 @@ class Exported:
         self._module, self._fun, self._vjp = module, fun, vjp
         self._refined: dict = {}
         self._call_flat = None
+        self._vjp_thunk = vjp_thunk  # a refined export's VJP: its symbolic parent's, refined
 
     def __repr__(self):
         ins = ", ".join(a.str_short() for a in self.in_avals)
@@ -74,27 +78,27 @@ class Exported:
 
     @property
     def is_symbolic(self) -> bool:
-        return self._module is None
+        return any(symbolic.is_symbolic(a.shape) for a in self.in_avals)
 
     @property
     def mlir_module_serialized(self) -> bytes:
         """The module's portable StableHLO bytecode."""
-        self._require_concrete("mlir_module_serialized")
         return self._module.bytecode
 
     def mlir_module(self) -> str:
         """The module as StableHLO text."""
-        self._require_concrete("mlir_module()")
         ctx = mlir.make_context()
         with ctx:
             return str(stablehlo.deserialize_portable_artifact(ctx, self._module.bytecode))
 
     def has_vjp(self) -> bool:
-        return self._vjp is not None or self._fun is not None
+        return self._vjp is not None or self._fun is not None or self._vjp_thunk is not None
 
     def vjp(self) -> Exported:
         """The export of the VJP: `(*flat_primals, *cts of the inexact outputs)` -> the cts of
         the inexact inputs, as a flat tuple."""
+        if self._vjp is None and self._vjp_thunk is not None:
+            self._vjp = self._vjp_thunk()
         if self._vjp is None:
             if self._fun is None:
                 raise errors.ExportError(
@@ -110,7 +114,6 @@ class Exported:
         many times)."""
         if vjp_order < 0:
             raise ValueError(f"vjp_order must be >= 0, got {vjp_order}")
-        self._require_concrete("serialize()")
         modules: list[bytes] = []
         meta = _to_meta(self, vjp_order, modules)
         return serialization.pack(meta, modules)
@@ -124,6 +127,7 @@ class Exported:
                                      f"structure {self.in_tree}, got {tree}")
         avals = [leaf_aval(x) for x in leaves]
         if self.is_symbolic:
+            _check_dtypes(self, avals)
             env = symbolic.bind_dimensions(self.in_avals, [a.shape for a in avals], self.fun_name)
             return self._refine(env).call(*args, **kwargs)
         _check_avals(self, avals)
@@ -137,21 +141,24 @@ class Exported:
         return tree_util.tree_unflatten(self.out_tree, list(outs))
 
     def _refine(self, env: dict) -> Exported:
+        """The static export for one binding of the dimension variables (cached): the module
+        refined to those shapes; its VJP is this export's VJP refined the same way."""
         key = tuple(sorted(env.items()))
         hit = self._refined.get(key)
         if hit is None:
-            structs = [_Struct(symbolic.refine(a.shape, env), a.dtype) for a in self.in_avals]
-            args, kwargs = tree_util.tree_unflatten(self.in_tree, structs)
-            hit = _export_concrete(self._fun, self.platforms, args, kwargs, self.fun_name)
+            in_avals = [ShapedArray(symbolic.refine(a.shape, env), a.dtype) for a in self.in_avals]
+            out_avals = [ShapedArray(symbolic.refine(a.shape, env), a.dtype)
+                         for a in self.out_avals]
+            bytecode = refine.refine(self._module.bytecode, in_avals, _TARGET_VERSION,
+                                     self.fun_name)
+            _check_bytecode(bytecode, self.fun_name, in_avals, out_avals)
+            hit = Exported(fun_name=self.fun_name, in_tree=self.in_tree, out_tree=self.out_tree,
+                           in_avals=in_avals, out_avals=out_avals, platforms=self.platforms,
+                           module=ExportedModule(bytecode, in_avals, out_avals, self.fun_name),
+                           vjp_thunk=lambda: self.vjp()._refine(env),
+                           calling_convention_version=self.calling_convention_version)
             self._refined[key] = hit
         return hit
-
-    def _require_concrete(self, what: str) -> None:
-        if self.is_symbolic:
-            raise errors.ExportError(
-                f"{what} of exported function {self.fun_name}: it has symbolic dimensions, and "
-                f"yax lowers such exports once per call shape (no module with dynamic "
-                f"dimensions exists); export with concrete shapes to get one")
 
 
 class _Struct:
@@ -159,6 +166,15 @@ class _Struct:
 
     def __init__(self, shape, dtype):
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+
+
+def _check_dtypes(exp: Exported, avals) -> None:
+    if len(avals) != len(exp.in_avals) or any(
+            a.dtype != w.dtype for a, w in zip(avals, exp.in_avals)):
+        got = ", ".join(a.str_short() for a in avals)
+        want = ", ".join(a.str_short() for a in exp.in_avals)
+        raise errors.ExportError(f"exported function {exp.fun_name} was called with ({got}) but "
+                                 f"was exported for ({want}): the dtypes differ")
 
 
 def _check_avals(exp: Exported, avals) -> None:
@@ -174,7 +190,7 @@ def _arg_aval(x):
     if isinstance(x, (_Struct, ShapeDtypeStruct)):
         dt = dtypes.canonicalize(x.dtype)
         if symbolic.is_symbolic(x.shape):
-            return symbolic.SymbolicShapedArray(x.shape, dt)
+            return ShapedArray(x.shape, dt)
         return ShapedArray(x.shape, dt, getattr(x, "weak_type", False))
     return leaf_aval(x).strip_weak_type()
 
@@ -193,12 +209,6 @@ def export(fun, *, platforms=None, disabled_checks=()):
     name = getattr(fun, "__name__", None) or getattr(getattr(fun, "fun", None), "__name__", "fun")
 
     def do_export(*args, **kwargs) -> Exported:
-        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-        avals = [_arg_aval(x) for x in leaves]
-        if any(isinstance(a, symbolic.SymbolicShapedArray) for a in avals):
-            out_tree, out_avals = _symbolic_outputs(fun, in_tree, avals)
-            return Exported(fun_name=name, in_tree=in_tree, out_tree=out_tree, in_avals=avals,
-                            out_avals=out_avals, platforms=chosen, module=None, fun=fun)
         return _export_concrete(fun, chosen, args, kwargs, name)
     return do_export
 
@@ -234,9 +244,14 @@ def _trace(fun, in_tree, avals, name):
 def _export_concrete(fun, platforms, args, kwargs, name) -> Exported:
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     avals = [_arg_aval(x) for x in leaves]
+    poly = any(symbolic.is_symbolic(a.shape) for a in avals)
     closed, out_tree = _trace(fun, in_tree, avals, name)
-    mctx = lowering.lower_module(closed.jaxpr, platform=_lowering_platform(platforms[0]),
-                                 consts=closed.consts, consts_as_args=False)
+    if poly:  # one module with dynamic dimensions (static programs never take this path)
+        mctx = dynamic_lowering.lower_symbolic_module(
+            closed, platform=_lowering_platform(platforms[0]))
+    else:
+        mctx = lowering.lower_module(closed.jaxpr, platform=_lowering_platform(platforms[0]),
+                                     consts=closed.consts, consts_as_args=False)
     if mctx.host_callbacks:
         raise NotImplementedError(f"exporting {name}: the program calls back into Python "
                                   f"(debug.print, pure_callback, ...), which cannot be exported")
@@ -246,37 +261,6 @@ def _export_concrete(fun, platforms, args, kwargs, name) -> Exported:
     return Exported(fun_name=name, in_tree=in_tree, out_tree=out_tree, in_avals=avals,
                     out_avals=[a.strip_weak_type() for a in closed.out_avals],
                     platforms=platforms, module=module, fun=fun)
-
-
-# Two sizes no user program is likely to special-case; each symbol gets its own pair.
-_PROBES = ((97, 101), (89, 103), (83, 107), (79, 109), (73, 113), (71, 127))
-
-
-def _symbolic_outputs(fun, in_tree, avals):
-    """Output avals of a symbolic export: traced at two probe bindings; an output dimension
-    that follows one symbol's probe values is that symbol, one that does not move is constant."""
-    names = sorted({d.name for a in avals for d in a.shape if isinstance(d, symbolic.SymbolicDim)})
-    if len(names) > len(_PROBES):
-        raise NotImplementedError(f"yax exports with at most {len(_PROBES)} symbolic dimensions")
-    traced = []
-    for k in range(2):
-        env = {n: _PROBES[i][k] for i, n in enumerate(names)}
-        concrete = [ShapedArray(symbolic.refine(a.shape, env), a.dtype) for a in avals]
-        traced.append(_trace(fun, in_tree, concrete, "probe"))
-    (first, out_tree), (second, _) = traced
-    by_pair = {_PROBES[i]: symbolic.SymbolicDim(n) for i, n in enumerate(names)}
-    outs = []
-    for a, b in zip(first.out_avals, second.out_avals, strict=True):
-        dims = []
-        for d1, d2 in zip(a.shape, b.shape, strict=True):
-            if d1 != d2 and (d1, d2) not in by_pair:
-                raise errors.ExportError(
-                    "an output dimension of the exported function depends on its symbolic "
-                    "dimensions other than as one of them (e.g. 2*b); yax supports outputs "
-                    "whose dimensions are constants or bare symbolic names")
-            dims.append(d1 if d1 == d2 else by_pair[(d1, d2)])
-        outs.append(symbolic.SymbolicShapedArray(dims, a.dtype))
-    return out_tree, outs
 
 
 def _inexact(avals) -> list[int]:
@@ -357,10 +341,8 @@ def _from_meta(meta: dict, modules: list) -> Exported:
         raise errors.ExportError(f"cannot deserialize: calling convention version {version}; "
                                  f"this yax supports {CALLING_CONVENTION_VERSION}")
     name = str(meta["fun_name"])
-    in_avals = [ShapedArray(tuple(int(d) for d in s), serialization.decode_dtype(dt))
-                for s, dt in meta["in_avals"]]
-    out_avals = [ShapedArray(tuple(int(d) for d in s), serialization.decode_dtype(dt))
-                 for s, dt in meta["out_avals"]]
+    in_avals = [serialization.decode_aval(a) for a in meta["in_avals"]]
+    out_avals = [serialization.decode_aval(a) for a in meta["out_avals"]]
     bytecode = modules[int(meta["module"])]
     _check_bytecode(bytecode, name, in_avals, out_avals)
     vjp = _from_meta(meta["vjp"], modules) if meta["vjp"] is not None else None

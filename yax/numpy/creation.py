@@ -13,11 +13,11 @@ import numpy as np
 from yax import errors
 from yax._resource_errors import check_allocation
 from yax.core import dtypes
-from yax.core.avals import TypedScalar
+from yax.core.avals import TypedScalar, dims_of, is_symbolic_dim
 from yax.core.trace import Tracer
 from yax.lax._util import check_no_out_sharding
 from yax.lax.elementwise import _convert_keep_weak, convert_element_type
-from yax.lax.shape import concatenate, expand_dims, reshape
+from yax.lax.shape import concatenate, expand_dims, iota, reshape
 from yax.numpy._promote import broadcast_to_shape, shape_of
 from yax.runtime.array import Array, is_concrete
 from yax.runtime.values import array_from_numpy, to_array
@@ -43,6 +43,8 @@ def _shape_tuple(shape, name: str) -> tuple:
         dims = tuple(int(d.__index__()) for d in shape)
     except (errors.ConcretizationError, errors.TracerIntegerConversionError):
         raise
+    except errors.ExportError:  # symbolic dimensions (yax.export): built by broadcasting
+        return dims_of(shape)
     except (TypeError, AttributeError) as err:
         raise TypeError(f"{name}: shape must be an int or a tuple of ints, got {shape!r}") from err
     if any(d < 0 for d in dims):
@@ -200,6 +202,8 @@ def zeros(shape, dtype=None, *, device=None, out_sharding=None):
     """
     check_no_out_sharding("zeros", out_sharding)
     dt, shape = _canonical_dtype(dtype), _shape_tuple(shape, "zeros")
+    if any(map(is_symbolic_dim, shape)):
+        return _broadcast_fill(0, shape, dt, False)
     check_allocation(shape, dt, "jnp.zeros")
     return placed(_const(np.zeros(shape, dt), dt), device)
 
@@ -207,6 +211,8 @@ def zeros(shape, dtype=None, *, device=None, out_sharding=None):
 def ones(shape, dtype=None):
     """An array of ones (default dtype: the default float type)."""
     dt, shape = _canonical_dtype(dtype), _shape_tuple(shape, "ones")
+    if any(map(is_symbolic_dim, shape)):
+        return _broadcast_fill(1, shape, dt, False)
     check_allocation(shape, dt, "jnp.ones")
     return _const(np.ones(shape, dt), dt)
 
@@ -230,7 +236,7 @@ def full(shape, fill_value, dtype=None):
     """
     shape = _shape_tuple(shape, "full")
     dt, weak = _fill_type(fill_value, dtype)
-    if isinstance(fill_value, Tracer):
+    if isinstance(fill_value, Tracer) or any(map(is_symbolic_dim, shape)):
         return _broadcast_fill(fill_value, shape, dt, weak)
     check_allocation(shape, dt, "jnp.full")
     return _const(np.broadcast_to(np.asarray(fill_value).astype(dt), shape), dt, weak)
@@ -314,6 +320,9 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
     stop = _static_scalar(stop, "arange", "stop")
     step = _static_scalar(step, "arange", "step")
     given = [x for x in (start, stop, step) if x is not None]
+    if is_symbolic_dim(start) and stop is None and step is None:  # arange(b) in yax.export
+        dt = dtypes.default_int() if dtype is None else _canonical_dtype(dtype)
+        return iota(dt, start)
     if dtype is None:
         dt = dtypes.result_type(*(_leaf_type(x) for x in given))[0]
     else:

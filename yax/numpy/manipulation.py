@@ -13,6 +13,7 @@ import numpy as np
 
 from yax import errors, lax
 from yax.core import dtypes
+from yax.core.avals import dims_of, is_symbolic_dim
 from yax.lax._util import check_no_out_sharding
 from yax.numpy import _promote
 from yax.numpy._promote import check_arraylike, shape_of
@@ -53,7 +54,7 @@ def _check_order(name: str, order) -> None:
 
 def _infer_shape(old_shape, newshape) -> tuple:
     newshape = (newshape,) if not isinstance(newshape, (tuple, list)) else tuple(newshape)
-    newshape = tuple(int(d.__index__()) for d in newshape)
+    newshape = dims_of(d if is_symbolic_dim(d) else d.__index__() for d in newshape)
     size = math.prod(old_shape)
     if newshape.count(-1) > 1:
         raise errors.ShapeError(f"reshape: only one dimension can be -1, got {newshape}")

@@ -1,0 +1,260 @@
+"""Lowering a jaxpr with symbolic dimensions into StableHLO with dynamic (`?`) dimensions.
+
+The module's `main` takes `tensor<?x4xf32>`-style arguments. Each dimension variable is read
+once, at the top of `main`, from an argument dimension where it appears as `k*v + c`
+(`stablehlo.get_dimension_size`), and every symbolic shape a primitive needs is computed from
+those values as a `tensor<Nxi64>`. Primitives whose result shape StableHLO cannot infer get
+their dynamic op here (broadcast_in_dim -> dynamic_broadcast_in_dim, reshape ->
+dynamic_reshape, iota -> dynamic_iota, slice -> real_dynamic_slice, cumsum -> a masked dot);
+a whitelist of primitives whose own lowering rules build type-inferred ops (elementwise,
+reductions, dot_general, transpose, concatenate, select_n, ...) reuse them, with `?` result
+types; any equation whose avals are all static uses its primitive's own rule unchanged. Call
+primitives (jit, custom_jvp/vjp calls, remat) are inlined so that the dimension values are in
+scope. Anything else raises an ExportError naming the primitive.
+
+The static lowering (yax/interpreters/lowering.py) is untouched: eager and jit programs never
+come here. At call time the module is refined to static shapes (see refine.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+
+from yax import errors
+from yax.core.ir import Literal
+from yax.export import symbolic
+from yax.interpreters import lowering, mlir
+from yax.interpreters.mlir import func, hlo
+
+_I64 = np.dtype(np.int64)
+
+# call-like primitives whose sub-jaxpr is lowered in place: name -> the param holding it
+_INLINE = {"pjit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
+           "remat": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr"}
+
+# primitives whose own rules emit ops with inferred (or `?`) result types: safe on symbolic
+# shapes once rank-0 operands are broadcast to the full shape (elementwise ones)
+_ELEMENTWISE = frozenset("""
+add sub mul div rem max min pow atan2 nextafter neg sign floor ceil round is_finite exp exp2
+log log1p expm1 tanh logistic sin cos tan asin acos atan sinh cosh asinh acosh atanh sqrt rsqrt
+cbrt abs square integer_pow erf erfc erf_inv lgamma digamma not and or xor eq ne lt le gt ge
+select_n convert_element_type stop_gradient clamp real imag conj complex reduce_precision
+shift_left shift_right_logical shift_right_arithmetic population_count clz copy copy_p
+""".split())
+_SHAPE_INFERRED = frozenset("""
+reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor argmax argmin
+dot_general transpose concatenate squeeze expand_dims rev name optimization_barrier
+""".split())
+
+
+class DimValues:
+    """The i64 scalar value of each dimension expression, emitted in `main`'s entry block."""
+
+    def __init__(self, args, avals):
+        self.cache: dict = {}
+        self.vars: dict = {}
+        for arg, aval in zip(args, avals, strict=True):
+            for axis, d in enumerate(aval.shape):
+                lin = symbolic._linear(d) if symbolic.is_symbolic_dim(d) else None
+                if lin is None or lin[0] in self.vars:
+                    continue
+                var, k, c = lin
+                size = hlo.convert(mlir.tensor_type((), _I64), hlo.get_dimension_size(arg, axis))
+                if c:
+                    size = hlo.subtract(size, mlir.constant(np.int64(c)))
+                if k != 1:
+                    size = hlo.divide(size, mlir.constant(np.int64(k)))
+                self.vars[var] = size
+
+    def scalar(self, d) -> ir.Value:
+        if not symbolic.is_symbolic_dim(d):
+            return mlir.constant(np.int64(d))
+        hit = self.cache.get(d)
+        if hit is not None:
+            return hit
+        total = None
+        for mono, coeff in d._terms.items():
+            term = mlir.constant(np.int64(coeff)) if coeff != 1 or not mono else None
+            for atom, power in mono:
+                v = self._atom(atom)
+                for _ in range(power):
+                    term = v if term is None else hlo.multiply(term, v)
+            total = term if total is None else hlo.add(total, term)
+        self.cache[d] = total
+        return total
+
+    def _atom(self, atom) -> ir.Value:
+        if isinstance(atom, str):
+            if atom not in self.vars:
+                raise errors.ExportError(
+                    f"dimension variable {atom!r} does not appear in any argument shape as "
+                    f"k*{atom} + c, so its value cannot be found at run time")
+            return self.vars[atom]
+        kind, e, k = atom
+        op = hlo.divide if kind == "floordiv" else hlo.remainder  # dimensions are >= 0
+        return op(self.scalar(e), mlir.constant(np.int64(k)))
+
+    def shape(self, dims) -> ir.Value:
+        """A `tensor<len(dims)xi64>` of the dimensions."""
+        if not dims:
+            return mlir.constant(np.zeros((0,), np.int64))
+        one = mlir.tensor_type((1,), _I64)
+        parts = [hlo.reshape(one, self.scalar(d)) for d in dims]
+        return parts[0] if len(parts) == 1 else hlo.concatenate(parts, 0)
+
+
+def lower_symbolic_module(closed, *, platform: str) -> lowering.ModuleContext:
+    """A module whose `main` has the (symbolic -> dynamic) types of `closed`'s avals."""
+    jaxpr = closed.jaxpr
+    mctx = lowering.ModuleContext(platform)
+    with mctx.context, ir.Location.unknown():
+        mctx.module = ir.Module.create()
+        in_types = [mlir.aval_type(v.aval) for v in jaxpr.invars]
+        out_types = [mlir.aval_type(a) for a in jaxpr.out_avals]
+        with ir.InsertionPoint(mctx.module.body):
+            main = func.FuncOp("main", ir.FunctionType.get(in_types, out_types))
+            mctx._names.add("main")
+            main.attributes["sym_visibility"] = ir.StringAttr.get("public")
+            block = main.add_entry_block()
+        with ir.InsertionPoint(block):
+            dims = DimValues(list(block.arguments), [v.aval for v in jaxpr.invars])
+            consts = [mlir.constant(np.asarray(c)) for c in closed.consts]
+            outs = _lower_body(mctx, dims, jaxpr, consts, list(block.arguments))
+            outs = [_as_type(o, t) for o, t in zip(outs, out_types, strict=True)]
+            func.ReturnOp(outs)
+    return mctx
+
+
+def _as_type(value, want) -> ir.Value:
+    """`value` with exactly `main`'s declared result type (a static result may be `?`)."""
+    return value if value.type == want else hlo.convert(want, value)
+
+
+def _lower_body(mctx, dims, jaxpr, consts, args) -> list:
+    env: dict = {}
+    for v, val in zip(jaxpr.constvars, consts, strict=True):
+        env[v] = val
+    for v, val in zip(jaxpr.invars, args, strict=True):
+        env[v] = val
+
+    def read(atom):
+        if isinstance(atom, Literal):
+            return mlir.constant(np.asarray(atom.val, dtype=atom.aval.dtype))
+        return env[atom]
+    for eqn in jaxpr.eqns:
+        ins = [read(a) for a in eqn.inputs]
+        outs = _lower_eqn(mctx, dims, eqn, ins)
+        if not isinstance(outs, (list, tuple)):
+            outs = [outs]
+        for v, val in zip(eqn.outvars, outs, strict=True):
+            env[v] = val
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _has_symbolic(eqn) -> bool:
+    avals = [a.aval for a in eqn.inputs] + [v.aval for v in eqn.outvars]
+    return any(symbolic.is_symbolic(a.shape) for a in avals if hasattr(a, "shape"))
+
+
+def _lower_eqn(mctx, dims, eqn, ins):
+    name = eqn.primitive.name
+    avals_in = [a.aval for a in eqn.inputs]
+    avals_out = [v.aval for v in eqn.outvars]
+    if name in _INLINE:
+        sub = eqn.params[_INLINE[name]]
+        sub_consts = [mlir.constant(np.asarray(c)) for c in sub.consts]
+        return _lower_body(mctx, dims, sub.jaxpr, sub_consts, ins)
+    ctx = lowering.RuleContext(mctx, avals_in, avals_out, eqn.source)
+    if not _has_symbolic(eqn):
+        return eqn.primitive.lower(ctx, *ins, **eqn.params)
+    rule = _DYNAMIC_RULES.get(name)
+    try:
+        if rule is not None:
+            return rule(dims, ctx, *ins, **eqn.params)
+        if name in _ELEMENTWISE:
+            ins, ctx = _broadcast_scalars(dims, ctx, ins)
+            return eqn.primitive.lower(ctx, *ins, **eqn.params)
+        if name in _SHAPE_INFERRED:
+            return eqn.primitive.lower(ctx, *ins, **eqn.params)
+    except errors.ExportError as e:
+        raise errors.ExportError(f"yax.export cannot lower primitive {name!r} with symbolic "
+                                 f"shapes ({_sig(avals_in, avals_out)}): {e}") from None
+    raise errors.ExportError(
+        f"yax.export does not support primitive {name!r} with symbolic shapes "
+        f"({_sig(avals_in, avals_out)}); export with concrete shapes, or see docs/export.md "
+        f"for the supported primitives")
+
+
+def _sig(avals_in, avals_out) -> str:
+    ins = ", ".join(a.str_short() for a in avals_in)
+    outs = ", ".join(a.str_short() for a in avals_out)
+    return f"({ins}) -> ({outs})"
+
+
+def _broadcast_scalars(dims, ctx, ins):
+    """Broadcast rank-0 operands of an elementwise op to the (symbolic) result shape, so the
+    op's own rule never needs a static broadcast."""
+    out = ctx.avals_out[0]
+    if not out.shape or all(a.shape == out.shape for a in ctx.avals_in):
+        return ins, ctx
+    new_ins, new_avals = [], []
+    for x, a in zip(ins, ctx.avals_in, strict=True):
+        if a.shape != out.shape and a.ndim == 0:
+            full = a.update(shape=out.shape)
+            x = hlo.dynamic_broadcast_in_dim(mlir.aval_type(full), x, dims.shape(out.shape),
+                                             mlir.dense_i64([]))
+            a = full
+        new_ins.append(x)
+        new_avals.append(a)
+    return new_ins, lowering.RuleContext(ctx.module_ctx, new_avals, ctx.avals_out, ctx.source)
+
+
+def _broadcast_in_dim(dims, ctx, x, *, shape, broadcast_dimensions, **_):
+    return hlo.dynamic_broadcast_in_dim(mlir.aval_type(ctx.avals_out[0]), x, dims.shape(shape),
+                                        mlir.dense_i64(broadcast_dimensions))
+
+
+def _reshape(dims, ctx, x, *, new_sizes, dimensions=None, **_):
+    if dimensions is not None:
+        raise errors.ExportError("reshape with `dimensions` is not supported")
+    return hlo.dynamic_reshape(mlir.aval_type(ctx.avals_out[0]), x, dims.shape(new_sizes))
+
+
+def _iota(dims, ctx, *, dtype, shape, dimension, **_):
+    return hlo.dynamic_iota(mlir.aval_type(ctx.avals_out[0]), dims.shape(shape),
+                            ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dimension))
+
+
+def _slice(dims, ctx, x, *, start_indices, limit_indices, strides, **_):
+    strides = strides if strides is not None else (1,) * len(start_indices)
+    return hlo.real_dynamic_slice(mlir.aval_type(ctx.avals_out[0]), x, dims.shape(start_indices),
+                                  dims.shape(limit_indices), dims.shape(strides))
+
+
+def _cumsum(dims, ctx, x, *, axis, reverse, **_):
+    """cumsum along an axis of symbolic size n as a dot with the n x n triangular mask (XLA's
+    reduce_window needs static padding, which depends on n)."""
+    a = ctx.avals_in[0]
+    n = a.shape[axis]
+    if not np.issubdtype(a.dtype, np.inexact) and not np.issubdtype(a.dtype, np.integer):
+        raise errors.ExportError(f"cumsum of {a.dtype} is not supported")
+    square = dims.shape((n, n))
+    idx_t = mlir.tensor_type((n, n), np.int32)
+    rows = hlo.dynamic_iota(idx_t, square, ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0))
+    cols = hlo.dynamic_iota(idx_t, square, ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1))
+    cmp = "LE" if not reverse else "GE"
+    mask = hlo.compare(cols, rows, hlo.ComparisonDirectionAttr.get(cmp))
+    mask = hlo.convert(mlir.tensor_type((n, n), a.dtype), mask)
+    # out[i, rest] = sum_j mask[i, j] * x[.., j, ..]: contract mask dim 1 with x's axis
+    dot_t = mlir.tensor_type((n,) + a.shape[:axis] + a.shape[axis + 1:], a.dtype)
+    dnums = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=[], rhs_batching_dimensions=[],
+                                        lhs_contracting_dimensions=[1],
+                                        rhs_contracting_dimensions=[axis])
+    prod = hlo.dot_general(dot_t, mask, x, dnums)
+    perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, a.ndim))
+    return hlo.transpose(prod, mlir.dense_i64(perm))
+
+
+_DYNAMIC_RULES = {"broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "iota": _iota,
+                  "slice": _slice, "cumsum": _cumsum}

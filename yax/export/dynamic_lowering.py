@@ -5,7 +5,8 @@ once, at the top of `main`, from an argument dimension where it appears as `k*v 
 (`stablehlo.get_dimension_size`), and every symbolic shape a primitive needs is computed from
 those values as a `tensor<Nxi64>`. Primitives whose result shape StableHLO cannot infer get
 their dynamic op here (broadcast_in_dim -> dynamic_broadcast_in_dim, reshape ->
-dynamic_reshape, iota -> dynamic_iota, slice -> real_dynamic_slice, cumsum -> a masked dot);
+dynamic_reshape, iota -> dynamic_iota, slice -> real_dynamic_slice, cumsum -> a masked dot,
+AD's zeros -> a broadcast zero);
 a whitelist of primitives whose own lowering rules build type-inferred ops (elementwise,
 reductions, dot_general, transpose, concatenate, select_n, ...) reuse them, with `?` result
 types; any equation whose avals are all static uses its primitive's own rule unchanged. Call
@@ -40,7 +41,7 @@ add sub mul div rem max min pow atan2 nextafter neg sign floor ceil round is_fin
 log log1p expm1 tanh logistic sin cos tan asin acos atan sinh cosh asinh acosh atanh sqrt rsqrt
 cbrt abs square integer_pow erf erfc erf_inv lgamma digamma not and or xor eq ne lt le gt ge
 select_n convert_element_type stop_gradient clamp real imag conj complex reduce_precision
-shift_left shift_right_logical shift_right_arithmetic population_count clz copy copy_p
+shift_left shift_right_logical shift_right_arithmetic population_count clz copy copy_p add_any
 """.split())
 _SHAPE_INFERRED = frozenset("""
 reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor argmax argmin
@@ -256,5 +257,11 @@ def _cumsum(dims, ctx, x, *, axis, reverse, **_):
     return hlo.transpose(prod, mlir.dense_i64(perm))
 
 
+def _zeros(dims, ctx, *, shape, dtype, **_):
+    return hlo.dynamic_broadcast_in_dim(mlir.aval_type(ctx.avals_out[0]),
+                                        mlir.constant(np.zeros((), dtype)), dims.shape(shape),
+                                        mlir.dense_i64([]))
+
+
 _DYNAMIC_RULES = {"broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "iota": _iota,
-                  "slice": _slice, "cumsum": _cumsum}
+                  "slice": _slice, "cumsum": _cumsum, "zeros": _zeros}

@@ -52,8 +52,9 @@ def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int =
     shape = _shape(operand)
     (axis,) = _axes("slice_in_dim", (axis,), len(shape))
     n = shape[axis]
-    start = 0 if start_index is None else int(start_index)
-    limit = n if limit_index is None else int(limit_index)
+    # _ints, not int(): a transpose rule under yax.export slices at symbolic offsets
+    start = 0 if start_index is None else _ints("slice_in_dim", (start_index,))[0]
+    limit = n if limit_index is None else _ints("slice_in_dim", (limit_index,))[0]
     start, limit = start + n if start < 0 else start, limit + n if limit < 0 else limit
     starts = [0] * len(shape)
     limits, strides = list(shape), [1] * len(shape)

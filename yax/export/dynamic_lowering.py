@@ -5,8 +5,9 @@ once, at the top of `main`, from an argument dimension where it appears as `k*v 
 (`stablehlo.get_dimension_size`), and every symbolic shape a primitive needs is computed from
 those values as a `tensor<Nxi64>`. Primitives whose result shape StableHLO cannot infer get
 their dynamic op here (broadcast_in_dim -> dynamic_broadcast_in_dim, reshape ->
-dynamic_reshape, iota -> dynamic_iota, slice -> real_dynamic_slice, cumsum -> a masked dot,
-AD's zeros -> a broadcast zero);
+dynamic_reshape, iota -> dynamic_iota, slice -> real_dynamic_slice, pad -> dynamic_pad,
+cumsum -> a masked dot, AD's zeros -> a broadcast zero; while/cond/scan are rebuilt with their
+bodies lowered here);
 a whitelist of primitives whose own lowering rules build type-inferred ops (elementwise,
 reductions, dot_general, transpose, concatenate, select_n, ...) reuse them, with `?` result
 types; any equation whose avals are all static uses its primitive's own rule unchanged. Call
@@ -67,6 +68,14 @@ class DimValues:
                 if k != 1:
                     size = hlo.divide(size, mlir.constant(np.int64(k)))
                 self.vars[var] = size
+
+    def child(self) -> DimValues:
+        """The values for use inside a nested region: the variables (defined in `main`'s entry
+        block, which dominates every region) are shared; derived values are not, since one
+        computed inside a region is not visible outside it or in a sibling region."""
+        inner = DimValues.__new__(DimValues)
+        inner.cache, inner.vars = {}, self.vars
+        return inner
 
     def scalar(self, d) -> ir.Value:
         if not symbolic.is_symbolic_dim(d):
@@ -257,11 +266,145 @@ def _cumsum(dims, ctx, x, *, axis, reverse, **_):
     return hlo.transpose(prod, mlir.dense_i64(perm))
 
 
+def _pad(dims, ctx, x, padding_value, *, padding_config):
+    """pad with padding amounts that may be symbolic (the transpose of a slice at symbolic
+    bounds pads by them)."""
+    lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    return hlo.dynamic_pad(mlir.aval_type(ctx.avals_out[0]), x, padding_value, dims.shape(lo),
+                           dims.shape(hi), dims.shape(interior))
+
+
 def _zeros(dims, ctx, *, shape, dtype, **_):
     return hlo.dynamic_broadcast_in_dim(mlir.aval_type(ctx.avals_out[0]),
                                         mlir.constant(np.zeros((), dtype)), dims.shape(shape),
                                         mlir.dense_i64([]))
 
 
+# --- control flow: the static rules' structure, with bodies lowered by `_lower_body` so that
+# symbolic shapes inside them get the dynamic rules too. The regions read the dimension values
+# of `main`'s entry block directly (StableHLO regions are not isolated from above).
+
+def _while(dims, ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    mctx, n = ctx.module_ctx, cond_nconsts + body_nconsts
+    types = [mlir.aval_type(a) for a in ctx.avals_in]
+    op = hlo.WhileOp(types, list(args))
+    cond_block = op.cond.blocks.append(*types)
+    with ir.InsertionPoint(cond_block):
+        a = list(cond_block.arguments)
+        hlo.return_(_lower_closed(mctx, dims, cond_jaxpr, a[:cond_nconsts] + a[n:]))
+    body_block = op.body.blocks.append(*types)
+    with ir.InsertionPoint(body_block):
+        a = list(body_block.arguments)
+        new = _lower_closed(mctx, dims, body_jaxpr, a[cond_nconsts:n] + a[n:])
+        hlo.return_(a[:n] + [_as_type(v, t) for v, t in zip(new, types[n:], strict=True)])
+    return list(op.results)[n:]
+
+
+def _cond(dims, ctx, index, *args, branches):
+    mctx, n = ctx.module_ctx, len(branches)
+    out_types = [mlir.aval_type(a) for a in ctx.avals_out]
+    if n == 1:
+        return _lower_closed(mctx, dims, branches[0], list(args))
+    index = hlo.clamp(mlir.constant(np.int32(0)), index, mlir.constant(np.int32(n - 1)))
+    case = hlo.CaseOp(out_types, index, n)
+    for region, br in zip(case.regions, branches, strict=True):
+        block = region.blocks.append()
+        with ir.InsertionPoint(block):
+            outs = _lower_closed(mctx, dims, br, list(args))
+            hlo.return_([_as_type(v, t) for v, t in zip(outs, out_types, strict=True)])
+    return list(case.results)
+
+
+def _lower_closed(mctx, dims, closed, args) -> list:
+    """`closed` lowered into the current (nested) region."""
+    consts = [mlir.constant(np.asarray(c)) for c in closed.consts]
+    return _lower_body(mctx, dims.child(), closed.jaxpr, consts, args)
+
+
+def _i32_of(dims, d) -> ir.Value:
+    return hlo.convert(mlir.tensor_type((), np.int32), dims.scalar(d))
+
+
+def _row(dims, x, aval, idx, reverse):
+    """`(x[idx], x for the next iteration)` along the leading axis. With static trailing
+    dimensions this is a dynamic_slice at the loop index. With symbolic ones a dynamic_slice
+    (static sizes) cannot be written and a real_dynamic_slice at the loop index could not be
+    refined (its bounds are not constants), so the row is always taken at the front (the back
+    when reversed) and `x` is rotated by one row per iteration: every bound is then a function
+    of the dimension variables only, which refinement folds to constants."""
+    rest = tuple(aval.shape[1:])
+    if not symbolic.is_symbolic(rest):
+        zero = mlir.constant(np.int32(0))
+        piece = hlo.dynamic_slice(x, [idx] + [zero] * len(rest), mlir.dense_i64((1,) + rest))
+        return hlo.reshape(mlir.tensor_type(rest, aval.dtype), piece), x
+    n, zeros = aval.shape[0], (0,) * len(rest)
+    k = n - 1 if reverse else 0
+
+    def rows(lo, hi):
+        t = mlir.tensor_type((hi - lo,) + rest, aval.dtype)
+        return hlo.real_dynamic_slice(t, x, dims.shape((lo,) + zeros), dims.shape((hi,) + rest),
+                                      mlir.constant(np.ones(len(rest) + 1, np.int64)))
+    row = hlo.dynamic_reshape(mlir.tensor_type(rest, aval.dtype), rows(k, k + 1),
+                              dims.shape(rest))
+    parts = [rows(n - 1, n), rows(0, n - 1)] if reverse else [rows(1, n), rows(0, 1)]
+    return row, _as_type(hlo.concatenate(parts, 0), x.type)
+
+
+def _put_row(dims, buf, y, buf_aval, idx) -> ir.Value:
+    """buf[idx] = y along the leading axis."""
+    shape = (1,) + tuple(buf_aval.shape[1:])
+    t = mlir.tensor_type(shape, buf_aval.dtype)
+    piece = (hlo.dynamic_reshape(t, y, dims.shape(shape)) if symbolic.is_symbolic(shape)
+             else hlo.reshape(t, y))
+    zero = mlir.constant(np.int32(0))
+    return hlo.dynamic_update_slice(buf, piece, [idx] + [zero] * (len(shape) - 1))
+
+
+def _scan(dims, ctx, *args, jaxpr, length, reverse, num_consts, num_carry, **_):
+    """scan as a stablehlo.while over (i, consts, carry, xs, ys buffers); `length` and the
+    buffers' shapes may be symbolic."""
+    mctx = ctx.module_ctx
+    if not symbolic.is_symbolic_dim(length) and length == 0:
+        return list(args[num_consts:num_consts + num_carry]) + [
+            _zeros(dims, _Out(a), shape=a.shape, dtype=a.dtype) for a in ctx.avals_out[num_carry:]]
+    ys0 = [_zeros(dims, _Out(a), shape=a.shape, dtype=a.dtype)
+           for a in ctx.avals_out[num_carry:]]
+    n_len = _i32_of(dims, length)
+    state = [mlir.constant(np.int32(0)), *args, *ys0]
+    types = [v.type for v in state]
+    op = hlo.WhileOp(types, state)
+    cond = op.cond.blocks.append(*types)
+    with ir.InsertionPoint(cond):
+        hlo.return_([hlo.compare(cond.arguments[0], n_len, hlo.ComparisonDirectionAttr.get("LT"),
+                                 compare_type=hlo.ComparisonTypeAttr.get("SIGNED"))])
+    body = op.body.blocks.append(*types)
+    with ir.InsertionPoint(body):
+        dims = dims.child()
+        i, *rest = list(body.arguments)
+        consts, carry = rest[:num_consts], rest[num_consts:num_consts + num_carry]
+        xs, ys = rest[num_consts + num_carry:len(args)], rest[len(args):]
+        xs_avals = ctx.avals_in[num_consts + num_carry:]
+        idx = hlo.subtract(hlo.subtract(n_len, mlir.constant(np.int32(1))), i) if reverse else i
+        pairs = [_row(dims, x, a, idx, reverse) for x, a in zip(xs, xs_avals, strict=True)]
+        x_now, xs = [r for r, _ in pairs], [nxt for _, nxt in pairs]
+        outs = _lower_closed(mctx, dims, jaxpr, consts + carry + x_now)
+        new_carry = [_as_type(v, t) for v, t in
+                     zip(outs[:num_carry], types[1 + num_consts:1 + num_consts + num_carry],
+                         strict=True)]
+        ys = [_put_row(dims, b, y, a, idx) for b, y, a in
+              zip(ys, outs[num_carry:], ctx.avals_out[num_carry:], strict=True)]
+        hlo.return_([hlo.add(i, mlir.constant(np.int32(1))), *consts, *new_carry, *xs, *ys])
+    results = list(op.results)
+    return (results[1 + num_consts:1 + num_consts + num_carry] + results[1 + len(args):])
+
+
+class _Out:
+    """A stand-in RuleContext with one output aval (for `_zeros`)."""
+
+    def __init__(self, aval):
+        self.avals_out = [aval]
+
+
 _DYNAMIC_RULES = {"broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "iota": _iota,
-                  "slice": _slice, "cumsum": _cumsum, "zeros": _zeros}
+                  "slice": _slice, "cumsum": _cumsum, "zeros": _zeros, "pad": _pad,
+                  "while": _while, "cond": _cond, "scan": _scan}

@@ -323,7 +323,9 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
         if interior < 0:
             raise errors.ShapeError(f"pad of {x.str_short()}: interior padding {interior} on axis "
                                     f"{axis} must be >= 0")
-        size = lo + hi + d + max(d - 1, 0) * interior
+        # max() only when interior padding exists: with a symbolic d (yax.export) `d - 1 < 0`
+        # may be undecidable, and the term is zero anyway without interior padding
+        size = lo + hi + d + (max(d - 1, 0) * interior if interior else 0)
         if size < 0:
             raise errors.ShapeError(
                 f"pad of {x.str_short()}: padding {(lo, hi, interior)} on axis {axis} crops "

@@ -177,11 +177,11 @@ def test_symbolic_dimension_shared_between_arguments():
 
 
 def test_unsupported_symbolic_forms_are_refused():
-    with pytest.raises(errors.ExportError, match="constraints"):
-        yexport.symbolic_shape("a, b", constraints=("a >= b",))
+    with pytest.raises(errors.ExportError, match="equality constraints"):
+        yexport.symbolic_shape("a, b", constraints=("a == b",))
     b, = yexport.symbolic_shape("b")
-    with pytest.raises(errors.ExportError, match="'sort'"):
-        yexport.export(yax.jit(jnp.sort))(yax.ShapeDtypeStruct((b,), np.float32))
+    with pytest.raises(errors.ExportError, match="'cumprod'"):
+        yexport.export(yax.jit(jnp.cumprod))(yax.ShapeDtypeStruct((b,), np.float32))
 
 
 def test_wrong_shape_call_is_a_clear_error_before_xla():

@@ -19,6 +19,7 @@ from yax.export.exported import (  # noqa: F401
 from yax.export.symbolic import (  # noqa: F401
     InconclusiveDimensionOperation,
     SymbolicDim,
+    SymbolicScope,
     symbolic_args_specs,
     symbolic_shape,
 )

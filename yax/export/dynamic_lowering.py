@@ -28,6 +28,7 @@ from yax.core.ir import Literal
 from yax.export import symbolic
 from yax.interpreters import lowering, mlir
 from yax.interpreters.mlir import func, hlo
+from yax.primitives import reductions as red  # the argmax/argmin reduce region and identities
 
 _I64 = np.dtype(np.int64)
 
@@ -45,8 +46,9 @@ select_n convert_element_type stop_gradient clamp real imag conj complex reduce_
 shift_left shift_right_logical shift_right_arithmetic population_count clz copy copy_p add_any
 """.split())
 _SHAPE_INFERRED = frozenset("""
-reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor argmax argmin
-dot_general transpose concatenate squeeze expand_dims rev name optimization_barrier
+reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or reduce_xor
+dot_general transpose concatenate rev name optimization_barrier sort
+dynamic_slice dynamic_update_slice
 """.split())
 
 
@@ -176,7 +178,7 @@ def _lower_eqn(mctx, dims, eqn, ins):
         sub_consts = [mlir.constant(np.asarray(c)) for c in sub.consts]
         return _lower_body(mctx, dims, sub.jaxpr, sub_consts, ins)
     ctx = lowering.RuleContext(mctx, avals_in, avals_out, eqn.source)
-    if not _has_symbolic(eqn):
+    if not _has_symbolic(eqn) and name != "dim_as_value":  # its avals are static scalars
         return eqn.primitive.lower(ctx, *ins, **eqn.params)
     rule = _DYNAMIC_RULES.get(name)
     try:
@@ -231,6 +233,12 @@ def _reshape(dims, ctx, x, *, new_sizes, dimensions=None, **_):
     return hlo.dynamic_reshape(mlir.aval_type(ctx.avals_out[0]), x, dims.shape(new_sizes))
 
 
+def _to_out_shape(dims, ctx, x, **_):
+    """squeeze / expand_dims: a reshape to the (symbolic) result shape."""
+    out = ctx.avals_out[0]
+    return hlo.dynamic_reshape(mlir.aval_type(out), x, dims.shape(out.shape))
+
+
 def _iota(dims, ctx, *, dtype, shape, dimension, **_):
     return hlo.dynamic_iota(mlir.aval_type(ctx.avals_out[0]), dims.shape(shape),
                             ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dimension))
@@ -272,6 +280,26 @@ def _pad(dims, ctx, x, padding_value, *, padding_config):
     lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
     return hlo.dynamic_pad(mlir.aval_type(ctx.avals_out[0]), x, padding_value, dims.shape(lo),
                            dims.shape(hi), dims.shape(interior))
+
+
+def _dim_as_value(dims, ctx, *, dim, dtype):
+    return hlo.convert(mlir.tensor_type((), dtype), dims.scalar(dim))
+
+
+def _arg_reduce(direction, identity):
+    """argmax/argmin: the static rule's variadic reduce over (values, indices), with the index
+    operand made by dynamic_iota (the static rule's iota needs a static shape)."""
+    def rule(dims, ctx, x, *, axes, index_dtype):
+        aval, out, idx_dt = ctx.avals_in[0], ctx.avals_out[0], np.dtype(index_dtype)
+        idx = hlo.dynamic_iota(mlir.tensor_type(aval.shape, idx_dt), dims.shape(aval.shape),
+                               ir.IntegerAttr.get(ir.IntegerType.get_signless(64), axes[0]))
+        inits = [mlir.constant(red._identity(identity, aval.dtype)),
+                 mlir.constant(red._identity(red._highest, idx_dt))]
+        types = [mlir.tensor_type(out.shape, aval.dtype), mlir.aval_type(out)]
+        op = hlo.ReduceOp(types, [x, idx], inits, mlir.dense_i64(axes))
+        red._arg_region(op, aval.dtype, idx_dt, direction)
+        return [op.results[1]]
+    return rule
 
 
 def _zeros(dims, ctx, *, shape, dtype, **_):
@@ -405,6 +433,9 @@ class _Out:
         self.avals_out = [aval]
 
 
-_DYNAMIC_RULES = {"broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "iota": _iota,
-                  "slice": _slice, "cumsum": _cumsum, "zeros": _zeros, "pad": _pad,
-                  "while": _while, "cond": _cond, "scan": _scan}
+_DYNAMIC_RULES = {
+    "broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "iota": _iota,
+    "squeeze": _to_out_shape, "expand_dims": _to_out_shape, "slice": _slice, "cumsum": _cumsum,
+    "zeros": _zeros, "pad": _pad, "while": _while, "cond": _cond, "scan": _scan,
+    "dim_as_value": _dim_as_value, "argmax": _arg_reduce("GT", red._lowest),
+    "argmin": _arg_reduce("LT", red._highest)}

@@ -252,6 +252,13 @@ def _export_concrete(fun, platforms, args, kwargs, name) -> Exported:
     else:
         mctx = lowering.lower_module(closed.jaxpr, platform=_lowering_platform(platforms[0]),
                                      consts=closed.consts, consts_as_args=False)
+    if poly:  # a rule that built an invalid module is a yax bug: say where, not at call time
+        with mctx.context:
+            try:
+                mctx.module.operation.verify()
+            except Exception as e:  # noqa: BLE001  MLIR reports failures with assorted types
+                raise errors.ExportError(f"exporting {name} with symbolic shapes produced an "
+                                         f"invalid StableHLO module: {e}") from None
     if mctx.host_callbacks:
         raise NotImplementedError(f"exporting {name}: the program calls back into Python "
                                   f"(debug.print, pure_callback, ...), which cannot be exported")
@@ -312,6 +319,7 @@ def _export_vjp(exp: Exported) -> Exported:
 
 def _to_meta(exp: Exported, vjp_order: int, modules: list) -> dict:
     modules.append(exp.mlir_module_serialized)
+    scope = symbolic.scope_of(exp.in_avals)
     return {"fun_name": exp.fun_name, "module": len(modules) - 1,
             "in_tree": serialization.encode_tree(exp.in_tree),
             "out_tree": serialization.encode_tree(exp.out_tree),
@@ -319,6 +327,7 @@ def _to_meta(exp: Exported, vjp_order: int, modules: list) -> dict:
             "out_avals": [serialization.encode_aval(a) for a in exp.out_avals],
             "platforms": list(exp.platforms),
             "calling_convention_version": exp.calling_convention_version,
+            "constraints": list(scope.constraints) if scope is not None else [],
             "vjp": _to_meta(exp.vjp(), vjp_order - 1, modules) if vjp_order > 0 else None}
 
 
@@ -341,8 +350,10 @@ def _from_meta(meta: dict, modules: list) -> Exported:
         raise errors.ExportError(f"cannot deserialize: calling convention version {version}; "
                                  f"this yax supports {CALLING_CONVENTION_VERSION}")
     name = str(meta["fun_name"])
-    in_avals = [serialization.decode_aval(a) for a in meta["in_avals"]]
-    out_avals = [serialization.decode_aval(a) for a in meta["out_avals"]]
+    constraints = [str(c) for c in meta.get("constraints", [])]
+    scope = symbolic.SymbolicScope(constraints) if constraints else None
+    in_avals = [serialization.decode_aval(a, scope) for a in meta["in_avals"]]
+    out_avals = [serialization.decode_aval(a, scope) for a in meta["out_avals"]]
     bytecode = modules[int(meta["module"])]
     _check_bytecode(bytecode, name, in_avals, out_avals)
     vjp = _from_meta(meta["vjp"], modules) if meta["vjp"] is not None else None

@@ -97,12 +97,12 @@ def encode_aval(aval) -> list:
     return [[d if isinstance(d, int) else str(d) for d in aval.shape], aval.dtype.name]
 
 
-def decode_aval(doc) -> ShapedArray:
+def decode_aval(doc, scope=None) -> ShapedArray:
     shape, dt = doc
     dims = []
     for d in shape:
         if isinstance(d, str):
-            d = symbolic.parse_dim(d)
+            d = symbolic.parse_dim(d, scope)
         elif type(d) is not int or d < 0:
             raise _bad(f"dimension {d!r} in the metadata is not a size or an expression")
         dims.append(d)

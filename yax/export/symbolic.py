@@ -12,6 +12,7 @@ from the atoms' bounds, raising `InconclusiveDimensionOperation` when the bounds
 from __future__ import annotations
 
 import ast
+import itertools
 import math
 import operator
 
@@ -90,17 +91,18 @@ def _bounds(e) -> tuple:
 class DimExpr:
     """A non-constant dimension expression (see the module docstring); immutable, hashable."""
 
-    __slots__ = ("_terms", "_hash")
+    __slots__ = ("_terms", "_hash", "_scope")
     _yax_symbolic_dim = True  # duck-typed marker read by ShapedArray / ShapeDtypeStruct
 
-    def __init__(self, terms: dict):
+    def __init__(self, terms: dict, scope: SymbolicScope | None = None):
         self._terms = terms
+        self._scope = scope  # its constraints decide comparisons; not part of equality
         self._hash = hash(tuple(sorted(terms.items(), key=lambda t: str(t[0]))))
 
     # --- construction -------------------------------------------------------------------
     @staticmethod
-    def var(name: str) -> DimExpr:
-        return DimExpr({((name, 1),): 1})
+    def var(name: str, scope: SymbolicScope | None = None) -> DimExpr:
+        return DimExpr({((name, 1),): 1}, scope)
 
     @staticmethod
     def _make(terms: dict):
@@ -119,12 +121,12 @@ class DimExpr:
         terms = dict(self._terms)
         for m, c in _terms_of(other).items():
             terms[m] = terms.get(m, 0) + c
-        return DimExpr._make(terms)
+        return _scoped(DimExpr._make(terms), self, other)
 
     __radd__ = __add__
 
     def __neg__(self):
-        return DimExpr._make({m: -c for m, c in self._terms.items()})
+        return _scoped(DimExpr._make({m: -c for m, c in self._terms.items()}), self)
 
     def __sub__(self, other):
         other = _coerce(other)
@@ -143,7 +145,7 @@ class DimExpr:
             for m2, c2 in _terms_of(other).items():
                 m = _mono_mul(m1, m2)
                 terms[m] = terms.get(m, 0) + c1 * c2
-        return DimExpr._make(terms)
+        return _scoped(DimExpr._make(terms), self, other)
 
     __rmul__ = __mul__
 
@@ -169,8 +171,8 @@ class DimExpr:
         if all(c % other == 0 for c in self._terms.values()):  # exact: stays a polynomial
             if kind == "mod":
                 return 0
-            return DimExpr._make({m: c // other for m, c in self._terms.items()})
-        return DimExpr({(((kind, self, other), 1),): 1})
+            return _scoped(DimExpr._make({m: c // other for m, c in self._terms.items()}), self)
+        return DimExpr({(((kind, self, other), 1),): 1}, self._scope)
 
     def __rfloordiv__(self, other):
         raise _inconclusive(f"division '{other}' // '{self}'")
@@ -191,7 +193,8 @@ class DimExpr:
         other = _coerce(other)
         if other is NotImplemented:
             return False
-        return (self - other) == 0 if isinstance(other, DimExpr) else False
+        # identical polynomials (terms are normalised: no zero coefficients); no scope check
+        return isinstance(other, DimExpr) and self._terms == other._terms
 
     def __ne__(self, other):
         return not self.__eq__(other)
@@ -203,12 +206,10 @@ class DimExpr:
         other = _coerce(other)
         if other is NotImplemented:
             raise TypeError(f"cannot compare symbolic dimension {self} with {other!r}")
-        lo, hi = _bounds(self - other)
-        if lo >= 0:
-            return True
-        if hi < 0:
-            return False
-        raise _inconclusive(f"comparison {shown}")
+        decided = _decide_ge0(self - other)
+        if decided is None:
+            raise _inconclusive(f"comparison {shown}")
+        return decided
 
     def __ge__(self, other):
         return self._ge(other, f"'{self}' >= '{other}'")
@@ -281,7 +282,7 @@ class DimExpr:
     __repr__ = __str__
 
     def __reduce__(self):
-        return (_rebuild, (str(self),))
+        return (_rebuild, (str(self),))  # (the scope's constraints are not kept)
 
 
 class _DimCompare:
@@ -297,16 +298,104 @@ class _DimCompare:
         diff = other - expr
         if isinstance(diff, int):
             return diff >= 0
-        lo, hi = _bounds(diff)
-        if lo >= 0:
-            return True
-        if hi < 0:
-            return False
-        raise _inconclusive(f"comparison {shown}")
+        decided = _decide_ge0(diff)
+        if decided is None:
+            raise _inconclusive(f"comparison {shown}")
+        return decided
 
 
 def _add1(x):
     return x + 1
+
+
+def _scoped(result, *operands):
+    """`result` carrying the one scope of its operands (an error for two different ones)."""
+    scopes = {id(o._scope): o._scope for o in operands
+              if isinstance(o, DimExpr) and o._scope is not None}
+    if len(scopes) > 1:
+        raise errors.ExportError(
+            "Invalid mixing of symbolic scopes: the dimensions come from symbolic_shape calls "
+            "with different constraints; pass scope= to share one")
+    if isinstance(result, DimExpr) and scopes:
+        result._scope = next(iter(scopes.values()))
+    return result
+
+
+def _decide_ge0(e):
+    """True if `e >= 0` for every value of the variables (>= 1, and the scope's constraints),
+    False if `e < 0` for all, None when that depends on the values."""
+    if isinstance(e, int):
+        return e >= 0
+    lo, hi = _bounds(e)
+    if lo >= 0:
+        return True
+    if hi < 0:
+        return False
+    known = e._scope._nonneg if e._scope is not None else []
+    # e = c + r with c a combination of the constraints (each >= 0) with coefficients 0..2 and
+    # r >= 0 by bounds: enough to chain them (a >= b and b >= 2 give a >= 2, a + b >= 4)
+    coeffs = (itertools.product(range(3), repeat=len(known)) if len(known) <= 5 else
+              ([int(i == j) for i in range(len(known))] for j in range(len(known))))
+    for ks in coeffs:
+        c = sum((k * ci for k, ci in zip(ks, known, strict=True) if k), 0)
+        if _bounds(e - c)[0] >= 0:
+            return True
+        if _bounds(-e - 1 - c)[0] >= 0:  # -e - 1 >= c >= 0, so e < 0
+            return False
+    return None
+
+
+class SymbolicScope:
+    """Dimension variables that share constraints (`jax.export.SymbolicScope`).
+
+    A constraint is `"e1 >= e2"` or `"e1 <= e2"` over dimension expressions; comparisons of
+    the scope's dimensions use them (`a >= b` is decided under `"a >= b"`), and a call of an
+    export checks that the argument shapes satisfy them. Equality constraints are refused.
+    """
+
+    def __init__(self, constraints=()):
+        if isinstance(constraints, str):
+            raise TypeError("constraints must be a sequence of strings, such as ('a >= b',)")
+        self.constraints = tuple(str(c) for c in constraints)
+        self._nonneg = []  # the constraints as expressions known to be >= 0
+        for c in self.constraints:
+            self._nonneg.append(_parse_constraint(c))
+
+    def __repr__(self):
+        return f"SymbolicScope(constraints={list(self.constraints)})"
+
+    def check(self, env: dict, name: str) -> None:
+        """An ExportError if a binding of the variables violates a constraint."""
+        for text, e in zip(self.constraints, self._nonneg, strict=True):
+            if evaluate(e, env) < 0:
+                vals = ", ".join(f"{v} = {env[v]}" for v in sorted(_variables_of(e)))
+                raise errors.ExportError(f"exported function {name}: the argument shapes give "
+                                         f"{vals}, which violates the constraint '{text}'")
+
+
+def _variables_of(e) -> set:
+    return e.variables() if isinstance(e, DimExpr) else set()
+
+
+def _parse_constraint(text: str):
+    """`e1 - e2` (known >= 0) for `"e1 >= e2"`, `e2 - e1` for `"e1 <= e2"`."""
+    try:
+        node = ast.parse(text.replace("^", "**"), mode="eval").body
+    except SyntaxError:
+        node = None
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        raise errors.ExportError(f"symbolic constraint {text!r}: expected 'e1 >= e2' or "
+                                 f"'e1 <= e2' over dimension expressions")
+    op = node.ops[0]
+    lhs, rhs = _eval_node(node.left, text), _eval_node(node.comparators[0], text)
+    if isinstance(op, ast.GtE):
+        return lhs - rhs
+    if isinstance(op, ast.LtE):
+        return rhs - lhs
+    if isinstance(op, (ast.Gt, ast.Lt)):
+        return (lhs - rhs - 1) if isinstance(op, ast.Gt) else (rhs - lhs - 1)
+    raise errors.ExportError(f"symbolic constraint {text!r}: only >=, <=, > and < constraints "
+                             f"are supported by yax (jax's equality constraints are not)")
 
 
 def _rebuild(text):
@@ -360,21 +449,22 @@ _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
 
 
-def _eval_node(node, spec):
+def _eval_node(node, spec, scope=None):
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     if isinstance(node, ast.Name):
-        return DimExpr.var(node.id)
+        return DimExpr.var(node.id, scope)
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        return _BINOPS[type(node.op)](_eval_node(node.left, spec), _eval_node(node.right, spec))
+        return _BINOPS[type(node.op)](_eval_node(node.left, spec, scope),
+                                      _eval_node(node.right, spec, scope))
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
-        return _eval_node(node.left, spec) ** _eval_node(node.right, spec)
+        return _eval_node(node.left, spec, scope) ** _eval_node(node.right, spec, scope)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        v = _eval_node(node.operand, spec)
+        v = _eval_node(node.operand, spec, scope)
         return -v if isinstance(node.op, ast.USub) else v
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id in ("floordiv", "mod") and len(node.args) == 2 and not node.keywords):
-        a, k = (_eval_node(x, spec) for x in node.args)
+        a, k = (_eval_node(x, spec, scope) for x in node.args)
         return a // k if node.func.id == "floordiv" else a % k
     raise errors.ExportError(f"symbolic_shape({spec!r}): cannot parse {ast.unparse(node)!r}: a "
                              f"dimension is an integer, a name, or an expression of them with "
@@ -389,9 +479,9 @@ def _parse_expr(text: str, spec: str):
     return tree.body
 
 
-def parse_dim(text: str):
+def parse_dim(text: str, scope: SymbolicScope | None = None):
     """One dimension from its text (`"2*b + 1"`)."""
-    return _eval_node(_parse_expr(text, text), text)
+    return _eval_node(_parse_expr(text, text), text, scope)
 
 
 def symbolic_shape(spec: str, *, constraints=(), scope=None) -> tuple:
@@ -401,9 +491,11 @@ def symbolic_shape(spec: str, *, constraints=(), scope=None) -> tuple:
       >>> symbolic_shape("b, 2*b, 4")
       (b, 2*b, 4)
     """
-    del scope  # one scope: names equal by name
     if constraints:
-        raise errors.ExportError("symbolic_shape: constraints are not supported by yax")
+        if scope is not None:
+            raise errors.ExportError("symbolic_shape: pass constraints or scope, not both (the "
+                                     "constraints belong to the scope)")
+        scope = SymbolicScope(constraints)
     if not isinstance(spec, str):
         raise TypeError(f"symbolic_shape takes a string such as 'b, 4', got {type(spec).__name__}")
     body = spec.strip()
@@ -416,7 +508,7 @@ def symbolic_shape(spec: str, *, constraints=(), scope=None) -> tuple:
     elts = node.elts if isinstance(node, ast.Tuple) else [node]
     dims = []
     for e in elts:
-        d = _eval_node(e, spec)
+        d = _eval_node(e, spec, scope)
         if isinstance(d, int) and d < 0:
             raise errors.ExportError(f"symbolic_shape({spec!r}): dimension {d} is negative")
         dims.append(d)
@@ -444,8 +536,9 @@ def symbolic_args_specs(args, shapes_specs, *, constraints=(), scope=None):
             raise errors.ExportError(f"symbolic_args_specs: spec {spec!r} has {len(parts)} "
                                      f"dimensions, the argument has shape {shape}")
         text = ", ".join(str(s) if p == "_" else p for p, s in zip(parts, shape, strict=True))
-        out.append(ShapeDtypeStruct(symbolic_shape(text, constraints=constraints, scope=scope),
-                                    x.dtype))
+        if constraints and scope is None:  # one scope for all the arguments' dimensions
+            scope = SymbolicScope(constraints)
+        out.append(ShapeDtypeStruct(symbolic_shape(text, scope=scope), x.dtype))
     return tree_util.tree_unflatten(tree, out)
 
 
@@ -511,7 +604,20 @@ def bind_dimensions(in_avals, shapes, name: str) -> dict:
                 raise errors.ExportError(f"exported function {name}: argument {i} has shape "
                                          f"{tuple(shape)} but was exported for "
                                          f"{aval.str_short()}")
+    scope = scope_of(in_avals)
+    if scope is not None:
+        scope.check(env, name)
     return env
+
+
+def scope_of(avals) -> SymbolicScope | None:
+    """The one constraint scope of the avals' dimensions (None if they have none)."""
+    scopes = {id(d._scope): d._scope for a in avals for d in a.shape
+              if isinstance(d, DimExpr) and d._scope is not None}
+    if len(scopes) > 1:
+        raise errors.ExportError("Invalid mixing of symbolic scopes: the arguments' dimensions "
+                                 "come from symbolic_shape calls with different constraints")
+    return next(iter(scopes.values()), None)
 
 
 def _linear(d):

@@ -15,6 +15,7 @@ from yax.core.avals import is_symbolic_dim
 from yax.core.trace import Tracer
 from yax.errors import NonConcreteBooleanIndexError
 from yax.primitives.callbacks import HostCallback, bind_callback
+from yax.primitives.dim_as_value import dimension_as_value
 from yax.runtime.array import Array
 
 # --- canonicalising the index ------------------------------------------------------------------
@@ -42,7 +43,8 @@ def _classify(e):
         return ("ellipsis", None)
     if isinstance(e, slice):
         try:
-            parts = tuple(None if p is None else operator.index(p)
+            # a symbolic bound (yax.export, `x[:y.shape[0]]`) is kept for _symbolic_slice_indices
+            parts = tuple(None if p is None else p if is_symbolic_dim(p) else operator.index(p)
                           for p in (e.start, e.stop, e.step))
         except (errors.ConcretizationError, errors.TracerIntegerConversionError) as err:
             raise errors.ConcretizationError(
@@ -173,7 +175,8 @@ def _wrap_traced(v, size: int):
     """Wrap negative traced indices (x[-1] is the last element)."""
     if dtypes.is_unsigned_int(v.dtype):
         return v
-    return lax.select(lax.lt(v, 0), lax.add(v, size), v)
+    # dimension_as_value: under yax.export the axis size may be symbolic
+    return lax.select(lax.lt(v, 0), lax.add(v, dimension_as_value(size, v.dtype)), v)
 
 
 def _symbolic_slice_indices(s: slice, n) -> tuple:
@@ -186,7 +189,7 @@ def _symbolic_slice_indices(s: slice, n) -> tuple:
     def bound(v, default):
         if v is None:
             return default
-        v = operator.index(v)
+        v = v if is_symbolic_dim(v) else operator.index(v)
         v = v + n if v < 0 else v
         try:  # a bound that may lie past the axis is taken as within it (jax keeps a min)
             return 0 if v < 0 else n if v >= n else v

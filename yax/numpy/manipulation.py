@@ -183,7 +183,8 @@ def broadcast_to(array, shape):
 
     An array kind that wraps its data (a typed PRNG key array) broadcasts itself through its
     `__yax_broadcast_to__(shape)` (yax.numpy cannot know its layout)."""
-    shape = (shape,) if isinstance(shape, int) else tuple(int(d) for d in shape)
+    # dims_of: ints, keeping yax.export's symbolic dimensions as they are
+    shape = (shape,) if isinstance(shape, int) else dims_of(shape)
     if hasattr(type(array), "__yax_broadcast_to__"):
         return array.__yax_broadcast_to__(shape)
     a = _asarray("broadcast_to", array)

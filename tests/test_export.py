@@ -234,8 +234,33 @@ def test_platforms():
     here = yexport.default_export_platform()
     exp = yexport.export(yax.jit(jnp.sin), platforms=[here])(np.ones(2, np.float32))
     assert exp.platforms == (here,)
-    with pytest.raises(NotImplementedError, match="one platform"):
-        yexport.export(yax.jit(jnp.sin), platforms=["cpu", "cuda"])(np.ones(2, np.float32))
+    with pytest.raises(errors.ExportError, match="distinct names"):
+        yexport.export(yax.jit(jnp.sin), platforms=["cpu", "quantum"])(np.ones(2, np.float32))
+
+
+def test_multi_platform_export_keeps_one_module_per_platform():
+    """cholesky lowers to a LAPACK custom call on CPU and to XLA ops elsewhere: a
+    ("cpu", "cuda") export holds both modules; sin lowers the same everywhere: one module."""
+    a = np.array([[4.0, 2.0], [2.0, 3.0]], np.float32)
+    exp = yexport.export(yax.jit(jnp.linalg.cholesky), platforms=("cpu", "cuda"))(a)
+    theirs = jax.export.export(jax.jit(jjnp.linalg.cholesky), platforms=("cpu", "cuda"))(a)
+    assert exp.platforms == theirs.platforms == ("cpu", "cuda")
+    assert exp.mlir_module("cpu") != exp.mlir_module("cuda")
+    assert "lapack" in exp.mlir_module("cpu").lower()
+    assert "lapack" not in exp.mlir_module("cuda").lower()
+    again = yexport.deserialize(exp.serialize())
+    assert again.platforms == ("cpu", "cuda")
+    assert again.mlir_module("cuda") == exp.mlir_module("cuda")
+    if yexport.default_export_platform() == "cpu":
+        np.testing.assert_allclose(np.asarray(again.call(a)), np.linalg.cholesky(a), rtol=1e-6)
+        gpu_only = yexport.deserialize(
+            yexport.export(yax.jit(jnp.sin), platforms=("cuda",))(a).serialize())
+        with pytest.raises(errors.ExportError, match="exported for cuda, but yax runs on cpu"):
+            gpu_only.call(a)
+    sin = yexport.export(yax.jit(jnp.sin), platforms=("cpu", "cuda", "rocm"))(a)
+    assert len({id(sin.module_for(p)) for p in sin.platforms}) == 1
+    assert len(serialization.unpack(sin.serialize())[1]) == 1  # stored once, not three times
+    assert len(serialization.unpack(exp.serialize())[1]) == 2
 
 
 def test_vmap_runs_the_module_per_element():

@@ -37,6 +37,7 @@ from yax.transforms.custom_derivatives import custom_vjp
 CALLING_CONVENTION_VERSION = 1  # yax's own numbering: the order and meaning of main's parameters
 _TARGET_VERSION = stablehlo.get_minimum_version()  # the most portable bytecode jaxlib can write
 _GPU = ("cuda", "rocm", "gpu")
+_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 
 
 def _public_platform(name: str) -> str:
@@ -56,9 +57,9 @@ class Exported:
     """
 
     def __init__(self, *, fun_name, in_tree, out_tree, in_avals, out_avals, platforms,
-                 module: ExportedModule | None, fun=None, vjp: Exported | None = None,
+                 module: ExportedModule | None = None, fun=None, vjp: Exported | None = None,
                  calling_convention_version: int = CALLING_CONVENTION_VERSION,
-                 vjp_thunk=None):
+                 vjp_thunk=None, modules: dict | None = None):
         self.fun_name, self.in_tree, self.out_tree = fun_name, in_tree, out_tree
         self.in_avals, self.out_avals = tuple(in_avals), tuple(out_avals)
         self.platforms = tuple(platforms)
@@ -66,7 +67,10 @@ class Exported:
         self.calling_convention_version = calling_convention_version
         self.in_shardings_hlo = (None,) * len(self.in_avals)
         self.out_shardings_hlo = (None,) * len(self.out_avals)
-        self._module, self._fun, self._vjp = module, fun, vjp
+        # one module per platform (the same object where the lowerings are identical)
+        self._modules = dict(modules) if modules is not None else {p: module
+                                                                   for p in self.platforms}
+        self._fun, self._vjp = fun, vjp
         self._refined: dict = {}
         self._call_flat = None
         self._vjp_thunk = vjp_thunk  # a refined export's VJP: its symbolic parent's, refined
@@ -81,15 +85,25 @@ class Exported:
         return any(symbolic.is_symbolic(a.shape) for a in self.in_avals)
 
     @property
+    def _module(self) -> ExportedModule:
+        """The module for the platform yax runs on (the first platform's if it is not one)."""
+        here = _public_platform(backend.platform())
+        return self._modules.get(here) or self._modules[self.platforms[0]]
+
+    def module_for(self, platform: str) -> ExportedModule:
+        return self._modules[_public_platform(platform.lower())]
+
+    @property
     def mlir_module_serialized(self) -> bytes:
-        """The module's portable StableHLO bytecode."""
+        """The module's portable StableHLO bytecode (see `_module`)."""
         return self._module.bytecode
 
-    def mlir_module(self) -> str:
-        """The module as StableHLO text."""
+    def mlir_module(self, platform: str | None = None) -> str:
+        """The module as StableHLO text: the one for `platform` (default: see `_module`)."""
+        module = self._module if platform is None else self.module_for(platform)
         ctx = mlir.make_context()
         with ctx:
-            return str(stablehlo.deserialize_portable_artifact(ctx, self._module.bytecode))
+            return str(stablehlo.deserialize_portable_artifact(ctx, module.bytecode))
 
     def has_vjp(self) -> bool:
         return self._vjp is not None or self._fun is not None or self._vjp_thunk is not None
@@ -126,15 +140,15 @@ class Exported:
             raise errors.ExportError(f"exported function {self.fun_name} takes arguments of "
                                      f"structure {self.in_tree}, got {tree}")
         avals = [leaf_aval(x) for x in leaves]
+        here = _public_platform(backend.platform())
+        if here not in self.platforms:
+            raise errors.ExportError(f"exported function {self.fun_name} was exported for "
+                                     f"{', '.join(self.platforms)}, but yax runs on {here}")
         if self.is_symbolic:
             _check_dtypes(self, avals)
             env = symbolic.bind_dimensions(self.in_avals, [a.shape for a in avals], self.fun_name)
             return self._refine(env).call(*args, **kwargs)
         _check_avals(self, avals)
-        here = _public_platform(backend.platform())
-        if here not in self.platforms:
-            raise errors.ExportError(f"exported function {self.fun_name} was exported for "
-                                     f"{', '.join(self.platforms)}, but yax runs on {here}")
         if self._call_flat is None:
             self._call_flat = _differentiable_call(self)
         outs = self._call_flat(*leaves)
@@ -152,8 +166,10 @@ class Exported:
             bytecode = refine.refine(self._module.bytecode, in_avals, _TARGET_VERSION,
                                      self.fun_name)
             _check_bytecode(bytecode, self.fun_name, in_avals, out_avals)
+            # only the module of the platform this runs on is refined (the one that runs)
+            here = _public_platform(backend.platform())
             hit = Exported(fun_name=self.fun_name, in_tree=self.in_tree, out_tree=self.out_tree,
-                           in_avals=in_avals, out_avals=out_avals, platforms=self.platforms,
+                           in_avals=in_avals, out_avals=out_avals, platforms=(here,),
                            module=ExportedModule(bytecode, in_avals, out_avals, self.fun_name),
                            vjp_thunk=lambda: self.vjp()._refine(env),
                            calling_convention_version=self.calling_convention_version)
@@ -223,9 +239,10 @@ def _platforms(platforms) -> tuple:
         return (default_export_platform(),)
     chosen = tuple(_public_platform(p.lower()) for p in ([platforms] if isinstance(platforms, str)
                                                          else platforms))
-    if len(chosen) != 1:
-        raise NotImplementedError(f"yax exports for one platform at a time, got {chosen}: "
-                                  f"export once per platform")
+    unknown = [p for p in chosen if p not in _PLATFORMS]
+    if not chosen or unknown or len(set(chosen)) != len(chosen):
+        raise errors.ExportError(f"export platforms must be distinct names among "
+                                 f"{', '.join(_PLATFORMS)}, got {list(chosen)}")
     return chosen
 
 
@@ -246,11 +263,24 @@ def _export_concrete(fun, platforms, args, kwargs, name) -> Exported:
     avals = [_arg_aval(x) for x in leaves]
     poly = any(symbolic.is_symbolic(a.shape) for a in avals)
     closed, out_tree = _trace(fun, in_tree, avals, name)
+    # one lowering per platform (traced once): the rules that differ by platform (LAPACK custom
+    # calls on CPU, ...) make different modules; identical ones are shared
+    modules: dict = {}
+    for p in platforms:
+        bytecode = _lower(closed, poly, p, name)
+        same = next((m for m in modules.values() if m.bytecode == bytecode), None)
+        modules[p] = same or ExportedModule(bytecode, avals, closed.out_avals, name)
+    return Exported(fun_name=name, in_tree=in_tree, out_tree=out_tree, in_avals=avals,
+                    out_avals=[a.strip_weak_type() for a in closed.out_avals],
+                    platforms=platforms, modules=modules, fun=fun)
+
+
+def _lower(closed, poly: bool, platform: str, name: str) -> bytes:
     if poly:  # one module with dynamic dimensions (static programs never take this path)
         mctx = dynamic_lowering.lower_symbolic_module(
-            closed, platform=_lowering_platform(platforms[0]))
+            closed, platform=_lowering_platform(platform))
     else:
-        mctx = lowering.lower_module(closed.jaxpr, platform=_lowering_platform(platforms[0]),
+        mctx = lowering.lower_module(closed.jaxpr, platform=_lowering_platform(platform),
                                      consts=closed.consts, consts_as_args=False)
     if poly:  # a rule that built an invalid module is a yax bug: say where, not at call time
         with mctx.context:
@@ -263,11 +293,7 @@ def _export_concrete(fun, platforms, args, kwargs, name) -> Exported:
         raise NotImplementedError(f"exporting {name}: the program calls back into Python "
                                   f"(debug.print, pure_callback, ...), which cannot be exported")
     with mctx.context:
-        bytecode = stablehlo.serialize_portable_artifact(mctx.module, _TARGET_VERSION)
-    module = ExportedModule(bytecode, avals, closed.out_avals, name)
-    return Exported(fun_name=name, in_tree=in_tree, out_tree=out_tree, in_avals=avals,
-                    out_avals=[a.strip_weak_type() for a in closed.out_avals],
-                    platforms=platforms, module=module, fun=fun)
+        return stablehlo.serialize_portable_artifact(mctx.module, _TARGET_VERSION)
 
 
 def _inexact(avals) -> list[int]:
@@ -318,9 +344,15 @@ def _export_vjp(exp: Exported) -> Exported:
 
 
 def _to_meta(exp: Exported, vjp_order: int, modules: list) -> dict:
-    modules.append(exp.mlir_module_serialized)
+    index = {}
+    for p in exp.platforms:  # each distinct module once
+        b = exp.module_for(p).bytecode
+        if b not in modules:
+            modules.append(b)
+        index[p] = modules.index(b)
     scope = symbolic.scope_of(exp.in_avals)
-    return {"fun_name": exp.fun_name, "module": len(modules) - 1,
+    return {"fun_name": exp.fun_name, "module": index[exp.platforms[0]],
+            "platform_modules": [index[p] for p in exp.platforms],
             "in_tree": serialization.encode_tree(exp.in_tree),
             "out_tree": serialization.encode_tree(exp.out_tree),
             "in_avals": [serialization.encode_aval(a) for a in exp.in_avals],
@@ -354,8 +386,15 @@ def _from_meta(meta: dict, modules: list) -> Exported:
     scope = symbolic.SymbolicScope(constraints) if constraints else None
     in_avals = [serialization.decode_aval(a, scope) for a in meta["in_avals"]]
     out_avals = [serialization.decode_aval(a, scope) for a in meta["out_avals"]]
-    bytecode = modules[int(meta["module"])]
-    _check_bytecode(bytecode, name, in_avals, out_avals)
+    platforms = [str(p) for p in meta["platforms"]]
+    which = [int(i) for i in meta.get("platform_modules", [meta["module"]] * len(platforms))]
+    if len(which) != len(platforms) or not platforms:
+        raise errors.ExportError("cannot deserialize: the metadata's platforms and modules "
+                                 "disagree (corrupt)")
+    by_index = {}
+    for i in sorted(set(which)):
+        _check_bytecode(modules[i], name, in_avals, out_avals)
+        by_index[i] = ExportedModule(modules[i], in_avals, out_avals, name)
     vjp = _from_meta(meta["vjp"], modules) if meta["vjp"] is not None else None
     in_tree = serialization.decode_tree(meta["in_tree"])
     out_tree = serialization.decode_tree(meta["out_tree"])
@@ -363,9 +402,9 @@ def _from_meta(meta: dict, modules: list) -> Exported:
         raise errors.ExportError("cannot deserialize: the pytree structures and avals in the "
                                  "metadata disagree (corrupt)")
     return Exported(fun_name=name, in_tree=in_tree, out_tree=out_tree, in_avals=in_avals,
-                    out_avals=out_avals, platforms=[str(p) for p in meta["platforms"]],
-                    module=ExportedModule(bytecode, in_avals, out_avals, name), vjp=vjp,
-                    calling_convention_version=version)
+                    out_avals=out_avals, platforms=platforms,
+                    modules={p: by_index[i] for p, i in zip(platforms, which, strict=True)},
+                    vjp=vjp, calling_convention_version=version)
 
 
 def _check_bytecode(bytecode: bytes, name: str, in_avals, out_avals) -> None:

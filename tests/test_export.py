@@ -372,3 +372,31 @@ def test_control_flow_and_several_exports_in_one_program():
     np.testing.assert_allclose(np.asarray(got_c), np.asarray(c + c2), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(got), np.cumsum(np.asarray(ys)) * 2, rtol=1e-6)
     assert yax.jit(both).lower(x).as_text().count("func.func private @loop_main(") == 1
+
+
+def test_blobs_do_not_cross_between_yax_and_jax():
+    """What holds between the two formats: neither reads the other's blob (each fails with an
+    error, not a crash); the StableHLO inside both is the same dialect, and jax's payload
+    parses with yax's MLIR and has the same `main` signature for a static program."""
+    pytest.importorskip("flatbuffers")  # jax's serializer needs it (not a yax dependency)
+    spec = jax.ShapeDtypeStruct((3,), np.float32)
+    theirs = jax.export.export(jax.jit(jjnp.sin))(spec)
+    with pytest.raises(errors.ExportError, match="foreign blob, e.g. one serialized by jax"):
+        yexport.deserialize(theirs.serialize())
+    ours = yexport.export(yax.jit(jnp.sin))(yax.ShapeDtypeStruct((3,), np.float32))
+    script = ("import sys, jax.export\n"
+              "try:\n    jax.export.deserialize(bytearray(sys.stdin.buffer.read()))\n"
+              "except Exception as e:\n    print('refused', type(e).__name__)\n")
+    out = subprocess.run([sys.executable, "-c", script], input=bytes(ours.serialize()),
+                         capture_output=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.startswith(b"refused"), out
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import stablehlo
+
+    from yax.interpreters import mlir
+    with mlir.make_context() as ctx:
+        module = stablehlo.deserialize_portable_artifact(ctx, theirs.mlir_module_serialized)
+        main = next(op for op in module.body.operations
+                    if ir.StringAttr(op.attributes["sym_name"]).value == "main")
+        assert str(main.type) == "(tensor<3xf32>) -> tensor<3xf32>"
+    assert "(tensor<3xf32>) -> tensor<3xf32>" in ours.mlir_module()

@@ -407,10 +407,21 @@ def _from_meta(meta: dict, modules: list) -> Exported:
                     vjp=vjp, calling_convention_version=version)
 
 
+_CHECK_CONTEXT: list = []
+
+
+def _check_context() -> ir.Context:
+    """One MLIR context for the checks: making one costs milliseconds (it loads the dialects),
+    more than parsing a small module; a parsed module is freed with its Python object."""
+    if not _CHECK_CONTEXT:
+        _CHECK_CONTEXT.append(mlir.make_context())
+    return _CHECK_CONTEXT[0]
+
+
 def _check_bytecode(bytecode: bytes, name: str, in_avals, out_avals) -> None:
     """Parse the module once now and check that its `main` has the metadata's types, so a bad
     module fails here, clearly, and not inside XLA at call time."""
-    ctx = mlir.make_context()
+    ctx = _check_context()
     try:
         with ctx, ir.Location.unknown():
             module = stablehlo.deserialize_portable_artifact(ctx, bytecode)

@@ -92,6 +92,9 @@ PROGRAMS = {
     "broadcast_to": ("b, 4", lambda m: lambda x: m.broadcast_to(x[:, :1], x.shape) * x),
     "stack_newaxis": ("b, 4", lambda m: lambda x: m.stack([x, x[:, None, :].sum(1)], axis=1)),
     "einsum": ("b, 4", lambda m: lambda x: m.einsum("bi,bj->ij", x, x)),
+    "dims_as_values": ("b, 4", lambda m: lambda x: (x / x.shape[0] + x.shape[0] * 2.0,
+                                                    x.sum() / (x.shape[0] * x.shape[1]))),
+    "gather_rows_of_x": ("b, 4", lambda m: lambda x: m.take(x, m.array([3, 0, 1]), axis=1)),
     "scan_rows": ("b, 4", _scan_rows),
     "scan_reverse_b_carry": ("b, 4", _scan_reverse_b_carry),
     "fori_b": ("b, 4", lambda m: lambda x: _lax(m).fori_loop(0, 3, lambda i, c: c * 2 - i, x)),
@@ -139,7 +142,8 @@ def test_values_and_avals_as_jax_export(name):
                 np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-5)
 
 
-_GRAD_PROGRAMS = ["mean_var", "layernorm", "traced_index", "broadcast_to", "scan_rows",
+_GRAD_PROGRAMS = ["dims_as_values", "gather_rows_of_x", "mean_var", "layernorm", "traced_index",
+                  "broadcast_to", "scan_rows",
                   "scan_reverse_b_carry", "fori_b", "cond_b", "scan_of_b_rows", "mlp", "cumsum",
                   "concat_self", "slice_rows", "slice_neg", "reshape_split", "two_vars",
                   "even_input", "softmax", "plus_one_input"]
@@ -163,6 +167,30 @@ def test_grad_of_a_deserialized_symbolic_export_as_jax(name):
         x = _arg(shape, env)
         np.testing.assert_allclose(np.asarray(yax.grad(loss_ours)(x)),
                                    np.asarray(jax.grad(loss_theirs)(x)), rtol=1e-4, atol=1e-4)
+
+
+def test_embedding_lookup_and_its_gradient_as_jax():
+    """gather with symbolic indices (the clamp and fill-mode bounds are broadcast to their
+    symbolic shape); its gradient is a scatter-add of symbolic updates."""
+    table = np.arange(40, dtype=np.float32).reshape(10, 4) / 10
+    b, = yexport.symbolic_shape("b")
+    jb, = jax.export.symbolic_shape("b")
+
+    def prog(m, mode):
+        return lambda t, i: (m.take(t, i, axis=0, mode=mode) ** 2).sum(1)
+    for mode in ("clip", "fill"):
+        ours = yexport.export(yax.jit(prog(jnp, mode)))(
+            yax.ShapeDtypeStruct((10, 4), np.float32), yax.ShapeDtypeStruct((b,), np.int32))
+        theirs = jax.export.export(jax.jit(prog(jjnp, mode)))(
+            jax.ShapeDtypeStruct((10, 4), np.float32), jax.ShapeDtypeStruct((jb,), np.int32))
+        assert [str(a.shape) for a in ours.out_avals] == [str(a.shape) for a in theirs.out_avals]
+        again = yexport.deserialize(ours.serialize(vjp_order=1))
+        for ids in (np.array([3, 1, 3], np.int32), np.array([0, 9, 12, -1, 5], np.int32)):
+            np.testing.assert_allclose(np.asarray(again.call(table, ids)),
+                                       np.asarray(theirs.call(table, ids)), rtol=1e-6)
+            got = yax.grad(lambda t: again.call(t, ids).sum())(table)
+            want = jax.grad(lambda t: theirs.call(t, ids).sum())(table)
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
 
 
 def test_values_against_numpy():

@@ -29,6 +29,9 @@ from yax.export import symbolic
 from yax.interpreters import lowering, mlir
 from yax.interpreters.mlir import func, hlo
 from yax.primitives import reductions as red  # the argmax/argmin reduce region and identities
+from yax.primitives import scatter as sc  # the scatter primitives and their window sizes
+from yax.primitives import slicing as sl  # gather's comparison helper and default fill
+from yax.primitives.slicing import GatherScatterMode, gather_p
 
 _I64 = np.dtype(np.int64)
 
@@ -302,6 +305,83 @@ def _arg_reduce(direction, identity):
     return rule
 
 
+# --- gather / scatter: the static rules build their index bounds as constants of the indices'
+# shape; with symbolic indices the bounds are broadcast here and the static rule then runs in a
+# mode that needs no bounds (promise_in_bounds for gather, fill_or_drop for scatter).
+
+def _index_bounds(dims, indices, idx_aval, upper):
+    """`(lo, hi)` broadcast to the indices' (symbolic) shape; `upper` per index-vector entry."""
+    dt, n = np.dtype(idx_aval.dtype), idx_aval.ndim
+    shape = dims.shape(idx_aval.shape)
+    t = mlir.aval_type(idx_aval)
+    vec = hlo.convert(mlir.tensor_type((len(upper),), dt), dims.shape(tuple(upper)))
+    hi = hlo.dynamic_broadcast_in_dim(t, vec, shape, mlir.dense_i64([n - 1]))
+    lo = hlo.dynamic_broadcast_in_dim(t, mlir.constant(np.zeros((), dt)), shape,
+                                      mlir.dense_i64([]))
+    return lo, hi
+
+
+def _gather(dims, ctx, operand, indices, *, dimension_numbers, slice_sizes, mode, fill_value,
+            **params):
+    dn, (op_aval, idx_aval), out = dimension_numbers, ctx.avals_in, ctx.avals_out[0]
+    upper = [op_aval.shape[d] - slice_sizes[d] for d in dn.start_index_map]
+    mask = None
+    if mode != GatherScatterMode.PROMISE_IN_BOUNDS:
+        lo, hi = _index_bounds(dims, indices, idx_aval, upper)
+        if mode == GatherScatterMode.FILL_OR_DROP:
+            mask = _all_in_bounds(indices, idx_aval, lo, hi)
+        indices = hlo.clamp(lo, indices, hi)
+    if symbolic.is_symbolic(slice_sizes):  # full symbolic windows: the sizes as an operand
+        attr = hlo.GatherDimensionNumbers.get(
+            offset_dims=list(dn.offset_dims), collapsed_slice_dims=list(dn.collapsed_slice_dims),
+            operand_batching_dims=list(dn.operand_batching_dims),
+            start_indices_batching_dims=list(dn.start_indices_batching_dims),
+            start_index_map=list(dn.start_index_map), index_vector_dim=idx_aval.ndim - 1)
+        res = hlo.dynamic_gather(operand, indices, dims.shape(slice_sizes), attr,
+                                 indices_are_sorted=bool(params.get("indices_are_sorted")),
+                                 results=[mlir.aval_type(out)])
+    else:
+        res = gather_p.lower(ctx, operand, indices, dimension_numbers=dn,
+                             slice_sizes=slice_sizes, mode=GatherScatterMode.PROMISE_IN_BOUNDS,
+                             fill_value=fill_value, **params)[0]
+    if mask is None:
+        return [res]
+    shape = dims.shape(out.shape)
+    batch_axes = [i for i in range(out.ndim) if i not in dn.offset_dims]
+    mask = hlo.dynamic_broadcast_in_dim(mlir.tensor_type(out.shape, np.bool_), mask, shape,
+                                        mlir.dense_i64(batch_axes))
+    fill = sl._default_fill(out.dtype) if fill_value is None else fill_value
+    fill = hlo.dynamic_broadcast_in_dim(mlir.aval_type(out), mlir.constant(
+        np.asarray(fill, out.dtype)), shape, mlir.dense_i64([]))
+    return [hlo.select(mask, res, fill)]
+
+
+def _all_in_bounds(indices, idx_aval, lo, hi):
+    dt = idx_aval.dtype
+    ok = hlo.and_(sl._compare(indices, lo, "GE", dt), sl._compare(indices, hi, "LE", dt))
+    op = hlo.ReduceOp([mlir.tensor_type(idx_aval.shape[:-1], np.bool_)], [ok],
+                      [mlir.constant(np.array(True))], mlir.dense_i64([idx_aval.ndim - 1]))
+    scalar = mlir.tensor_type((), np.bool_)
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.return_([hlo.and_(*block.arguments)])
+    return op.results[0]
+
+
+def _scatter(name):
+    def rule(dims, ctx, operand, indices, updates, *, dimension_numbers, mode, **params):
+        dn, (op_aval, idx_aval, upd_aval) = dimension_numbers, ctx.avals_in
+        if mode == GatherScatterMode.CLIP:
+            sizes = sc._scatter_window_sizes(op_aval, upd_aval, dn)
+            upper = [op_aval.shape[d] - sizes[d] for d in dn.scatter_dims_to_operand_dims]
+            lo, hi = _index_bounds(dims, indices, idx_aval, upper)
+            indices = hlo.clamp(lo, indices, hi)
+            mode = GatherScatterMode.FILL_OR_DROP  # clamped: every window fits now
+        return sc.scatter_primitives[name].lower(ctx, operand, indices, updates,
+                                              dimension_numbers=dn, mode=mode, **params)
+    return rule
+
+
 def _zeros(dims, ctx, *, shape, dtype, **_):
     return hlo.dynamic_broadcast_in_dim(mlir.aval_type(ctx.avals_out[0]),
                                         mlir.constant(np.zeros((), dtype)), dims.shape(shape),
@@ -438,4 +518,6 @@ _DYNAMIC_RULES = {
     "squeeze": _to_out_shape, "expand_dims": _to_out_shape, "slice": _slice, "cumsum": _cumsum,
     "zeros": _zeros, "pad": _pad, "while": _while, "cond": _cond, "scan": _scan,
     "dim_as_value": _dim_as_value, "argmax": _arg_reduce("GT", red._lowest),
-    "argmin": _arg_reduce("LT", red._highest)}
+    "argmin": _arg_reduce("LT", red._highest), "gather": _gather,
+    **{n: _scatter(n) for n in ("scatter", "scatter_add", "scatter_mul", "scatter_min",
+                                "scatter_max")}}

@@ -21,6 +21,7 @@ import numpy as np
 from yax import errors, tree_util
 from yax.core.avals import ShapedArray
 from yax.primitives.callbacks import ShapeDtypeStruct
+from yax.primitives.dim_as_value import dimension_as_value
 
 
 class InconclusiveDimensionOperation(errors.ExportError):
@@ -115,31 +116,36 @@ class DimExpr:
 
     # --- arithmetic ---------------------------------------------------------------------
     def __add__(self, other):
+        if _coerce(other) is NotImplemented:
+            return _value_op(operator.add, self, other)
         other = _coerce(other)
-        if other is NotImplemented:
-            return other
         terms = dict(self._terms)
         for m, c in _terms_of(other).items():
             terms[m] = terms.get(m, 0) + c
         return _scoped(DimExpr._make(terms), self, other)
 
-    __radd__ = __add__
+    def __radd__(self, other):
+        if _coerce(other) is NotImplemented:
+            return _value_op(operator.add, other, self)
+        return self + other
 
     def __neg__(self):
         return _scoped(DimExpr._make({m: -c for m, c in self._terms.items()}), self)
 
     def __sub__(self, other):
-        other = _coerce(other)
-        return other if other is NotImplemented else self + (-other)
+        if _coerce(other) is NotImplemented:
+            return _value_op(operator.sub, self, other)
+        return self + (-_coerce(other))
 
     def __rsub__(self, other):
-        other = _coerce(other)
-        return other if other is NotImplemented else (-self) + other
+        if _coerce(other) is NotImplemented:
+            return _value_op(operator.sub, other, self)
+        return (-self) + _coerce(other)
 
     def __mul__(self, other):
+        if _coerce(other) is NotImplemented:
+            return _value_op(operator.mul, self, other)
         other = _coerce(other)
-        if other is NotImplemented:
-            return other
         terms: dict = {}
         for m1, c1 in self._terms.items():
             for m2, c2 in _terms_of(other).items():
@@ -147,7 +153,16 @@ class DimExpr:
                 terms[m] = terms.get(m, 0) + c1 * c2
         return _scoped(DimExpr._make(terms), self, other)
 
-    __rmul__ = __mul__
+    def __rmul__(self, other):
+        if _coerce(other) is NotImplemented:
+            return _value_op(operator.mul, other, self)
+        return self * other
+
+    def __truediv__(self, other):  # a number, as jax: the dimension used as a value
+        return _value_op(operator.truediv, self, other)
+
+    def __rtruediv__(self, other):
+        return _value_op(operator.truediv, other, self)
 
     def __floordiv__(self, other):
         return self._divmod(other, "floordiv")
@@ -159,9 +174,10 @@ class DimExpr:
         return self // other, self % other
 
     def _divmod(self, other, kind):
+        if _coerce(other) is NotImplemented:
+            return _value_op(operator.floordiv if kind == "floordiv" else operator.mod, self,
+                             other)
         other = _coerce(other)
-        if other is NotImplemented:
-            return other
         if not isinstance(other, int):
             raise _inconclusive(f"division '{self}' {'//' if kind == 'floordiv' else '%'} "
                                 f"'{other}' (yax divides only by constants)")
@@ -306,6 +322,15 @@ class _DimCompare:
 
 def _add1(x):
     return x + 1
+
+
+def _value_op(op, x, y):
+    """`op` with a dimension used as a value (jax's `dimension_as_value`): with an array, a
+    tracer or a float the result is an array computed from the argument shapes at run time."""
+    if isinstance(x, (bool, np.bool_)) or isinstance(y, (bool, np.bool_)):
+        return NotImplemented
+    return op(dimension_as_value(x) if isinstance(x, DimExpr) else x,
+              dimension_as_value(y) if isinstance(y, DimExpr) else y)
 
 
 def _scoped(result, *operands):

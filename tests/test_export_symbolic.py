@@ -20,7 +20,7 @@ import yax
 import yax.numpy as jnp
 from yax import errors
 from yax import export as yexport
-from yax.export import symbolic
+from yax.export import binding, symbolic
 
 W = (np.arange(12, dtype=np.float32).reshape(4, 3) / 10 - 0.5)
 _V = np.arange(4, dtype=np.float32)
@@ -119,7 +119,7 @@ def _theirs(name):
 
 
 def _arg(shape, env):
-    concrete = symbolic.refine(shape, env)
+    concrete = binding.refine(shape, env)
     return (np.arange(int(np.prod(concrete)), dtype=np.float32).reshape(concrete) / 7 - 1)
 
 

@@ -25,7 +25,7 @@ from jaxlib.mlir import ir
 
 from yax import errors
 from yax.core.ir import Literal
-from yax.export import symbolic
+from yax.export import binding, symbolic
 from yax.interpreters import lowering, mlir
 from yax.interpreters.mlir import func, hlo
 from yax.primitives import reductions as red  # the argmax/argmin reduce region and identities
@@ -63,7 +63,7 @@ class DimValues:
         self.vars: dict = {}
         for arg, aval in zip(args, avals, strict=True):
             for axis, d in enumerate(aval.shape):
-                lin = symbolic._linear(d) if symbolic.is_symbolic_dim(d) else None
+                lin = binding.linear(d) if symbolic.is_symbolic_dim(d) else None
                 if lin is None or lin[0] in self.vars:
                     continue
                 var, k, c = lin

@@ -24,7 +24,7 @@ from yax import errors, tree_util
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.trace import bind
-from yax.export import dynamic_lowering, refine, serialization, symbolic
+from yax.export import binding, dynamic_lowering, refine, serialization, symbolic
 from yax.interpreters import lowering, mlir
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.primitives.call_exported import ExportedModule, call_exported_p
@@ -146,7 +146,7 @@ class Exported:
                                      f"{', '.join(self.platforms)}, but yax runs on {here}")
         if self.is_symbolic:
             _check_dtypes(self, avals)
-            env = symbolic.bind_dimensions(self.in_avals, [a.shape for a in avals], self.fun_name)
+            env = binding.bind_dimensions(self.in_avals, [a.shape for a in avals], self.fun_name)
             return self._refine(env).call(*args, **kwargs)
         _check_avals(self, avals)
         if self._call_flat is None:
@@ -160,8 +160,8 @@ class Exported:
         key = tuple(sorted(env.items()))
         hit = self._refined.get(key)
         if hit is None:
-            in_avals = [ShapedArray(symbolic.refine(a.shape, env), a.dtype) for a in self.in_avals]
-            out_avals = [ShapedArray(symbolic.refine(a.shape, env), a.dtype)
+            in_avals = [ShapedArray(binding.refine(a.shape, env), a.dtype) for a in self.in_avals]
+            out_avals = [ShapedArray(binding.refine(a.shape, env), a.dtype)
                          for a in self.out_avals]
             bytecode = refine.refine(self._module.bytecode, in_avals, _TARGET_VERSION,
                                      self.fun_name)
@@ -350,7 +350,7 @@ def _to_meta(exp: Exported, vjp_order: int, modules: list) -> dict:
         if b not in modules:
             modules.append(b)
         index[p] = modules.index(b)
-    scope = symbolic.scope_of(exp.in_avals)
+    scope = binding.scope_of(exp.in_avals)
     return {"fun_name": exp.fun_name, "module": index[exp.platforms[0]],
             "platform_modules": [index[p] for p in exp.platforms],
             "in_tree": serialization.encode_tree(exp.in_tree),

@@ -382,6 +382,43 @@ def _scatter(name):
     return rule
 
 
+def _cumulative(combine, identity):
+    """cumprod/cummax/cummin along an axis of symbolic size: XLA's reduce_window (the static
+    rule) needs static windows and padding, so this is a while loop over the axis (moved to
+    the front) carrying the running value and the output buffer."""
+    def rule(dims, ctx, x, *, axis, reverse):
+        a = ctx.avals_in[0]
+        perm = [axis] + [i for i in range(a.ndim) if i != axis]
+        front = a.update(shape=tuple(a.shape[i] for i in perm))
+        xt = hlo.transpose(x, mlir.dense_i64(perm)) if axis else x
+        rest = tuple(front.shape[1:])
+        init = mlir.constant(red._identity(identity, a.dtype))
+        acc0 = hlo.dynamic_broadcast_in_dim(mlir.tensor_type(rest, a.dtype), init,
+                                            dims.shape(rest), mlir.dense_i64([]))
+        buf0 = hlo.dynamic_broadcast_in_dim(mlir.aval_type(front), init, dims.shape(front.shape),
+                                            mlir.dense_i64([]))
+        n = _i32_of(dims, front.shape[0])
+        state = [mlir.constant(np.int32(0)), acc0, xt, buf0]
+        types = [v.type for v in state]
+        op = hlo.WhileOp(types, state)
+        cond = op.cond.blocks.append(*types)
+        with ir.InsertionPoint(cond):
+            hlo.return_([hlo.compare(cond.arguments[0], n, hlo.ComparisonDirectionAttr.get("LT"),
+                                     compare_type=hlo.ComparisonTypeAttr.get("SIGNED"))])
+        body = op.body.blocks.append(*types)
+        with ir.InsertionPoint(body):
+            inner = dims.child()
+            i, acc, xs, buf = list(body.arguments)
+            idx = hlo.subtract(hlo.subtract(n, mlir.constant(np.int32(1))), i) if reverse else i
+            row, xs = _row(inner, xs, front, idx, reverse)
+            acc = _as_type(combine(acc, row), types[1])
+            buf = _put_row(inner, buf, acc, front, idx)
+            hlo.return_([hlo.add(i, mlir.constant(np.int32(1))), acc, xs, buf])
+        out = op.results[3]
+        return [hlo.transpose(out, mlir.dense_i64(np.argsort(perm))) if axis else out]
+    return rule
+
+
 def _zeros(dims, ctx, *, shape, dtype, **_):
     return hlo.dynamic_broadcast_in_dim(mlir.aval_type(ctx.avals_out[0]),
                                         mlir.constant(np.zeros((), dtype)), dims.shape(shape),
@@ -519,5 +556,8 @@ _DYNAMIC_RULES = {
     "zeros": _zeros, "pad": _pad, "while": _while, "cond": _cond, "scan": _scan,
     "dim_as_value": _dim_as_value, "argmax": _arg_reduce("GT", red._lowest),
     "argmin": _arg_reduce("LT", red._highest), "gather": _gather,
+    "cumprod": _cumulative(hlo.multiply, lambda dt: 1),
+    "cummax": _cumulative(hlo.maximum, red._lowest),
+    "cummin": _cumulative(hlo.minimum, red._highest),
     **{n: _scatter(n) for n in ("scatter", "scatter_add", "scatter_mul", "scatter_min",
                                 "scatter_max")}}

@@ -19,6 +19,7 @@ from yax.lax._util import check_no_out_sharding
 from yax.lax.elementwise import _convert_keep_weak, convert_element_type
 from yax.lax.shape import concatenate, expand_dims, iota, reshape
 from yax.numpy._promote import broadcast_to_shape, shape_of
+from yax.primitives.dim_as_value import dimension_as_value
 from yax.runtime.array import Array, is_concrete
 from yax.runtime.values import array_from_numpy, to_array
 from yax.transforms.api import device_put
@@ -108,6 +109,8 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
         raise NotImplementedError(f"array: only C order is supported, got order={order!r}")
     if type(object) is TypedScalar:  # an inline constant from a lax/numpy wrapper
         object = to_array(object)
+    if is_symbolic_dim(object):  # a symbolic dimension of yax.export, used as a value
+        object = dimension_as_value(object)
     if isinstance(object, (Array, Tracer)):
         out = object if dtype is None else _astype(object, _canonical_dtype(dtype))
     elif isinstance(object, (list, tuple)) and any(isinstance(x, Tracer)

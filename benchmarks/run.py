@@ -22,6 +22,7 @@ from benchmarks import (  # noqa: E402
     bench_debug,
     bench_dispatch,
     bench_eager,
+    bench_export,
     bench_memory,
     bench_peers,
     bench_sharding,
@@ -30,7 +31,7 @@ from benchmarks import (  # noqa: E402
 from benchmarks.common import print_table  # noqa: E402
 
 TIMING_MODULES = (bench_dispatch, bench_eager, bench_autodiff, bench_control_flow, bench_debug,
-                  bench_sharding, bench_sparse, bench_peers)
+                  bench_sharding, bench_sparse, bench_peers, bench_export)
 
 
 def _environment() -> dict:

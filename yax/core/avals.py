@@ -25,7 +25,10 @@ class ShapedArray:
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape, dtype, weak_type: bool = False):
-        self.shape = tuple(int(d) for d in shape)
+        try:
+            self.shape = tuple(int(d) for d in shape)
+        except Exception:  # noqa: BLE001  symbolic dims (yax.export) refuse int(); keep them
+            self.shape = dims_of(shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
         self._hash = hash((self.shape, self.dtype, self.weak_type))
@@ -72,6 +75,16 @@ class ShapedArray:
     @property
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
+
+
+def is_symbolic_dim(d) -> bool:
+    """A symbolic dimension of `yax.export` (a polynomial over dimension variables)."""
+    return getattr(d, "_yax_symbolic_dim", False)
+
+
+def dims_of(values) -> tuple:
+    """`values` as ints, keeping symbolic dimensions as they are (shape parameters)."""
+    return tuple(d if is_symbolic_dim(d) else int(d) for d in values)
 
 
 def aval_of_value(x) -> ShapedArray:

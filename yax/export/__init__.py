@@ -5,8 +5,8 @@
     again = yax.export.deserialize(blob)
     again.call(x)            # eagerly, under jit, and under grad (vjp_order=1)
 
-See docs/export.md for what is supported (symbolic dimensions are lowered per call shape and
-cannot be serialized).
+Symbolic shapes (`symbolic_shape("b, 4")`, dimension expressions such as `2*b`) lower to one
+module with dynamic dimensions, refined to static shapes per call; see docs/export.md.
 """
 
 from yax.export.exported import (  # noqa: F401
@@ -16,7 +16,13 @@ from yax.export.exported import (  # noqa: F401
     deserialize,
     export,
 )
-from yax.export.symbolic import SymbolicDim, symbolic_shape  # noqa: F401
+from yax.export.symbolic import (  # noqa: F401
+    InconclusiveDimensionOperation,
+    SymbolicDim,
+    SymbolicScope,
+    symbolic_args_specs,
+    symbolic_shape,
+)
 
 minimum_supported_calling_convention_version = CALLING_CONVENTION_VERSION
 maximum_supported_calling_convention_version = CALLING_CONVENTION_VERSION

@@ -8,8 +8,10 @@ differentiable through a custom_vjp whose backward pass is the export of the fun
 computed from the function for an export made in this process, or read from the blob (stored
 up to `serialize(vjp_order=N)`) for a deserialized one.
 
-Exports with symbolic dimensions keep the function and lower it per binding of the dimensions
-(see symbolic.py); they cannot be serialized.
+An export with symbolic dimensions is traced once with symbolic avals and lowered into one
+module with dynamic (`?`) dimensions (dynamic_lowering.py); each call binds the dimension
+variables from the argument shapes, refines the module to those static shapes (refine.py) and
+runs it, cached per binding. Such an export serializes like any other.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from yax import errors, tree_util
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.trace import bind
-from yax.export import serialization, symbolic
+from yax.export import binding, dynamic_lowering, refine, serialization, symbolic
 from yax.interpreters import lowering, mlir
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.primitives.call_exported import ExportedModule, call_exported_p
@@ -35,6 +37,7 @@ from yax.transforms.custom_derivatives import custom_vjp
 CALLING_CONVENTION_VERSION = 1  # yax's own numbering: the order and meaning of main's parameters
 _TARGET_VERSION = stablehlo.get_minimum_version()  # the most portable bytecode jaxlib can write
 _GPU = ("cuda", "rocm", "gpu")
+_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 
 
 def _public_platform(name: str) -> str:
@@ -54,8 +57,9 @@ class Exported:
     """
 
     def __init__(self, *, fun_name, in_tree, out_tree, in_avals, out_avals, platforms,
-                 module: ExportedModule | None, fun=None, vjp: Exported | None = None,
-                 calling_convention_version: int = CALLING_CONVENTION_VERSION):
+                 module: ExportedModule | None = None, fun=None, vjp: Exported | None = None,
+                 calling_convention_version: int = CALLING_CONVENTION_VERSION,
+                 vjp_thunk=None, modules: dict | None = None):
         self.fun_name, self.in_tree, self.out_tree = fun_name, in_tree, out_tree
         self.in_avals, self.out_avals = tuple(in_avals), tuple(out_avals)
         self.platforms = tuple(platforms)
@@ -63,9 +67,13 @@ class Exported:
         self.calling_convention_version = calling_convention_version
         self.in_shardings_hlo = (None,) * len(self.in_avals)
         self.out_shardings_hlo = (None,) * len(self.out_avals)
-        self._module, self._fun, self._vjp = module, fun, vjp
+        # one module per platform (the same object where the lowerings are identical)
+        self._modules = dict(modules) if modules is not None else {p: module
+                                                                   for p in self.platforms}
+        self._fun, self._vjp = fun, vjp
         self._refined: dict = {}
         self._call_flat = None
+        self._vjp_thunk = vjp_thunk  # a refined export's VJP: its symbolic parent's, refined
 
     def __repr__(self):
         ins = ", ".join(a.str_short() for a in self.in_avals)
@@ -74,27 +82,37 @@ class Exported:
 
     @property
     def is_symbolic(self) -> bool:
-        return self._module is None
+        return any(symbolic.is_symbolic(a.shape) for a in self.in_avals)
+
+    @property
+    def _module(self) -> ExportedModule:
+        """The module for the platform yax runs on (the first platform's if it is not one)."""
+        here = _public_platform(backend.platform())
+        return self._modules.get(here) or self._modules[self.platforms[0]]
+
+    def module_for(self, platform: str) -> ExportedModule:
+        return self._modules[_public_platform(platform.lower())]
 
     @property
     def mlir_module_serialized(self) -> bytes:
-        """The module's portable StableHLO bytecode."""
-        self._require_concrete("mlir_module_serialized")
+        """The module's portable StableHLO bytecode (see `_module`)."""
         return self._module.bytecode
 
-    def mlir_module(self) -> str:
-        """The module as StableHLO text."""
-        self._require_concrete("mlir_module()")
+    def mlir_module(self, platform: str | None = None) -> str:
+        """The module as StableHLO text: the one for `platform` (default: see `_module`)."""
+        module = self._module if platform is None else self.module_for(platform)
         ctx = mlir.make_context()
         with ctx:
-            return str(stablehlo.deserialize_portable_artifact(ctx, self._module.bytecode))
+            return str(stablehlo.deserialize_portable_artifact(ctx, module.bytecode))
 
     def has_vjp(self) -> bool:
-        return self._vjp is not None or self._fun is not None
+        return self._vjp is not None or self._fun is not None or self._vjp_thunk is not None
 
     def vjp(self) -> Exported:
         """The export of the VJP: `(*flat_primals, *cts of the inexact outputs)` -> the cts of
         the inexact inputs, as a flat tuple."""
+        if self._vjp is None and self._vjp_thunk is not None:
+            self._vjp = self._vjp_thunk()
         if self._vjp is None:
             if self._fun is None:
                 raise errors.ExportError(
@@ -110,7 +128,6 @@ class Exported:
         many times)."""
         if vjp_order < 0:
             raise ValueError(f"vjp_order must be >= 0, got {vjp_order}")
-        self._require_concrete("serialize()")
         modules: list[bytes] = []
         meta = _to_meta(self, vjp_order, modules)
         return serialization.pack(meta, modules)
@@ -123,35 +140,41 @@ class Exported:
             raise errors.ExportError(f"exported function {self.fun_name} takes arguments of "
                                      f"structure {self.in_tree}, got {tree}")
         avals = [leaf_aval(x) for x in leaves]
-        if self.is_symbolic:
-            env = symbolic.bind_dimensions(self.in_avals, [a.shape for a in avals], self.fun_name)
-            return self._refine(env).call(*args, **kwargs)
-        _check_avals(self, avals)
         here = _public_platform(backend.platform())
         if here not in self.platforms:
             raise errors.ExportError(f"exported function {self.fun_name} was exported for "
                                      f"{', '.join(self.platforms)}, but yax runs on {here}")
+        if self.is_symbolic:
+            _check_dtypes(self, avals)
+            env = binding.bind_dimensions(self.in_avals, [a.shape for a in avals], self.fun_name)
+            return self._refine(env).call(*args, **kwargs)
+        _check_avals(self, avals)
         if self._call_flat is None:
             self._call_flat = _differentiable_call(self)
         outs = self._call_flat(*leaves)
         return tree_util.tree_unflatten(self.out_tree, list(outs))
 
     def _refine(self, env: dict) -> Exported:
+        """The static export for one binding of the dimension variables (cached): the module
+        refined to those shapes; its VJP is this export's VJP refined the same way."""
         key = tuple(sorted(env.items()))
         hit = self._refined.get(key)
         if hit is None:
-            structs = [_Struct(symbolic.refine(a.shape, env), a.dtype) for a in self.in_avals]
-            args, kwargs = tree_util.tree_unflatten(self.in_tree, structs)
-            hit = _export_concrete(self._fun, self.platforms, args, kwargs, self.fun_name)
+            in_avals = [ShapedArray(binding.refine(a.shape, env), a.dtype) for a in self.in_avals]
+            out_avals = [ShapedArray(binding.refine(a.shape, env), a.dtype)
+                         for a in self.out_avals]
+            bytecode = refine.refine(self._module.bytecode, in_avals, _TARGET_VERSION,
+                                     self.fun_name)
+            _check_bytecode(bytecode, self.fun_name, in_avals, out_avals)
+            # only the module of the platform this runs on is refined (the one that runs)
+            here = _public_platform(backend.platform())
+            hit = Exported(fun_name=self.fun_name, in_tree=self.in_tree, out_tree=self.out_tree,
+                           in_avals=in_avals, out_avals=out_avals, platforms=(here,),
+                           module=ExportedModule(bytecode, in_avals, out_avals, self.fun_name),
+                           vjp_thunk=lambda: self.vjp()._refine(env),
+                           calling_convention_version=self.calling_convention_version)
             self._refined[key] = hit
         return hit
-
-    def _require_concrete(self, what: str) -> None:
-        if self.is_symbolic:
-            raise errors.ExportError(
-                f"{what} of exported function {self.fun_name}: it has symbolic dimensions, and "
-                f"yax lowers such exports once per call shape (no module with dynamic "
-                f"dimensions exists); export with concrete shapes to get one")
 
 
 class _Struct:
@@ -159,6 +182,15 @@ class _Struct:
 
     def __init__(self, shape, dtype):
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+
+
+def _check_dtypes(exp: Exported, avals) -> None:
+    if len(avals) != len(exp.in_avals) or any(
+            a.dtype != w.dtype for a, w in zip(avals, exp.in_avals)):
+        got = ", ".join(a.str_short() for a in avals)
+        want = ", ".join(a.str_short() for a in exp.in_avals)
+        raise errors.ExportError(f"exported function {exp.fun_name} was called with ({got}) but "
+                                 f"was exported for ({want}): the dtypes differ")
 
 
 def _check_avals(exp: Exported, avals) -> None:
@@ -174,7 +206,7 @@ def _arg_aval(x):
     if isinstance(x, (_Struct, ShapeDtypeStruct)):
         dt = dtypes.canonicalize(x.dtype)
         if symbolic.is_symbolic(x.shape):
-            return symbolic.SymbolicShapedArray(x.shape, dt)
+            return ShapedArray(x.shape, dt)
         return ShapedArray(x.shape, dt, getattr(x, "weak_type", False))
     return leaf_aval(x).strip_weak_type()
 
@@ -193,12 +225,6 @@ def export(fun, *, platforms=None, disabled_checks=()):
     name = getattr(fun, "__name__", None) or getattr(getattr(fun, "fun", None), "__name__", "fun")
 
     def do_export(*args, **kwargs) -> Exported:
-        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-        avals = [_arg_aval(x) for x in leaves]
-        if any(isinstance(a, symbolic.SymbolicShapedArray) for a in avals):
-            out_tree, out_avals = _symbolic_outputs(fun, in_tree, avals)
-            return Exported(fun_name=name, in_tree=in_tree, out_tree=out_tree, in_avals=avals,
-                            out_avals=out_avals, platforms=chosen, module=None, fun=fun)
         return _export_concrete(fun, chosen, args, kwargs, name)
     return do_export
 
@@ -213,9 +239,10 @@ def _platforms(platforms) -> tuple:
         return (default_export_platform(),)
     chosen = tuple(_public_platform(p.lower()) for p in ([platforms] if isinstance(platforms, str)
                                                          else platforms))
-    if len(chosen) != 1:
-        raise NotImplementedError(f"yax exports for one platform at a time, got {chosen}: "
-                                  f"export once per platform")
+    unknown = [p for p in chosen if p not in _PLATFORMS]
+    if not chosen or unknown or len(set(chosen)) != len(chosen):
+        raise errors.ExportError(f"export platforms must be distinct names among "
+                                 f"{', '.join(_PLATFORMS)}, got {list(chosen)}")
     return chosen
 
 
@@ -234,49 +261,39 @@ def _trace(fun, in_tree, avals, name):
 def _export_concrete(fun, platforms, args, kwargs, name) -> Exported:
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     avals = [_arg_aval(x) for x in leaves]
+    poly = any(symbolic.is_symbolic(a.shape) for a in avals)
     closed, out_tree = _trace(fun, in_tree, avals, name)
-    mctx = lowering.lower_module(closed.jaxpr, platform=_lowering_platform(platforms[0]),
-                                 consts=closed.consts, consts_as_args=False)
+    # one lowering per platform (traced once): the rules that differ by platform (LAPACK custom
+    # calls on CPU, ...) make different modules; identical ones are shared
+    modules: dict = {}
+    for p in platforms:
+        bytecode = _lower(closed, poly, p, name)
+        same = next((m for m in modules.values() if m.bytecode == bytecode), None)
+        modules[p] = same or ExportedModule(bytecode, avals, closed.out_avals, name)
+    return Exported(fun_name=name, in_tree=in_tree, out_tree=out_tree, in_avals=avals,
+                    out_avals=[a.strip_weak_type() for a in closed.out_avals],
+                    platforms=platforms, modules=modules, fun=fun)
+
+
+def _lower(closed, poly: bool, platform: str, name: str) -> bytes:
+    if poly:  # one module with dynamic dimensions (static programs never take this path)
+        mctx = dynamic_lowering.lower_symbolic_module(
+            closed, platform=_lowering_platform(platform))
+    else:
+        mctx = lowering.lower_module(closed.jaxpr, platform=_lowering_platform(platform),
+                                     consts=closed.consts, consts_as_args=False)
+    if poly:  # a rule that built an invalid module is a yax bug: say where, not at call time
+        with mctx.context:
+            try:
+                mctx.module.operation.verify()
+            except Exception as e:  # noqa: BLE001  MLIR reports failures with assorted types
+                raise errors.ExportError(f"exporting {name} with symbolic shapes produced an "
+                                         f"invalid StableHLO module: {e}") from None
     if mctx.host_callbacks:
         raise NotImplementedError(f"exporting {name}: the program calls back into Python "
                                   f"(debug.print, pure_callback, ...), which cannot be exported")
     with mctx.context:
-        bytecode = stablehlo.serialize_portable_artifact(mctx.module, _TARGET_VERSION)
-    module = ExportedModule(bytecode, avals, closed.out_avals, name)
-    return Exported(fun_name=name, in_tree=in_tree, out_tree=out_tree, in_avals=avals,
-                    out_avals=[a.strip_weak_type() for a in closed.out_avals],
-                    platforms=platforms, module=module, fun=fun)
-
-
-# Two sizes no user program is likely to special-case; each symbol gets its own pair.
-_PROBES = ((97, 101), (89, 103), (83, 107), (79, 109), (73, 113), (71, 127))
-
-
-def _symbolic_outputs(fun, in_tree, avals):
-    """Output avals of a symbolic export: traced at two probe bindings; an output dimension
-    that follows one symbol's probe values is that symbol, one that does not move is constant."""
-    names = sorted({d.name for a in avals for d in a.shape if isinstance(d, symbolic.SymbolicDim)})
-    if len(names) > len(_PROBES):
-        raise NotImplementedError(f"yax exports with at most {len(_PROBES)} symbolic dimensions")
-    traced = []
-    for k in range(2):
-        env = {n: _PROBES[i][k] for i, n in enumerate(names)}
-        concrete = [ShapedArray(symbolic.refine(a.shape, env), a.dtype) for a in avals]
-        traced.append(_trace(fun, in_tree, concrete, "probe"))
-    (first, out_tree), (second, _) = traced
-    by_pair = {_PROBES[i]: symbolic.SymbolicDim(n) for i, n in enumerate(names)}
-    outs = []
-    for a, b in zip(first.out_avals, second.out_avals, strict=True):
-        dims = []
-        for d1, d2 in zip(a.shape, b.shape, strict=True):
-            if d1 != d2 and (d1, d2) not in by_pair:
-                raise errors.ExportError(
-                    "an output dimension of the exported function depends on its symbolic "
-                    "dimensions other than as one of them (e.g. 2*b); yax supports outputs "
-                    "whose dimensions are constants or bare symbolic names")
-            dims.append(d1 if d1 == d2 else by_pair[(d1, d2)])
-        outs.append(symbolic.SymbolicShapedArray(dims, a.dtype))
-    return out_tree, outs
+        return stablehlo.serialize_portable_artifact(mctx.module, _TARGET_VERSION)
 
 
 def _inexact(avals) -> list[int]:
@@ -327,14 +344,22 @@ def _export_vjp(exp: Exported) -> Exported:
 
 
 def _to_meta(exp: Exported, vjp_order: int, modules: list) -> dict:
-    modules.append(exp.mlir_module_serialized)
-    return {"fun_name": exp.fun_name, "module": len(modules) - 1,
+    index = {}
+    for p in exp.platforms:  # each distinct module once
+        b = exp.module_for(p).bytecode
+        if b not in modules:
+            modules.append(b)
+        index[p] = modules.index(b)
+    scope = binding.scope_of(exp.in_avals)
+    return {"fun_name": exp.fun_name, "module": index[exp.platforms[0]],
+            "platform_modules": [index[p] for p in exp.platforms],
             "in_tree": serialization.encode_tree(exp.in_tree),
             "out_tree": serialization.encode_tree(exp.out_tree),
             "in_avals": [serialization.encode_aval(a) for a in exp.in_avals],
             "out_avals": [serialization.encode_aval(a) for a in exp.out_avals],
             "platforms": list(exp.platforms),
             "calling_convention_version": exp.calling_convention_version,
+            "constraints": list(scope.constraints) if scope is not None else [],
             "vjp": _to_meta(exp.vjp(), vjp_order - 1, modules) if vjp_order > 0 else None}
 
 
@@ -357,12 +382,19 @@ def _from_meta(meta: dict, modules: list) -> Exported:
         raise errors.ExportError(f"cannot deserialize: calling convention version {version}; "
                                  f"this yax supports {CALLING_CONVENTION_VERSION}")
     name = str(meta["fun_name"])
-    in_avals = [ShapedArray(tuple(int(d) for d in s), serialization.decode_dtype(dt))
-                for s, dt in meta["in_avals"]]
-    out_avals = [ShapedArray(tuple(int(d) for d in s), serialization.decode_dtype(dt))
-                 for s, dt in meta["out_avals"]]
-    bytecode = modules[int(meta["module"])]
-    _check_bytecode(bytecode, name, in_avals, out_avals)
+    constraints = [str(c) for c in meta.get("constraints", [])]
+    scope = symbolic.SymbolicScope(constraints) if constraints else None
+    in_avals = [serialization.decode_aval(a, scope) for a in meta["in_avals"]]
+    out_avals = [serialization.decode_aval(a, scope) for a in meta["out_avals"]]
+    platforms = [str(p) for p in meta["platforms"]]
+    which = [int(i) for i in meta.get("platform_modules", [meta["module"]] * len(platforms))]
+    if len(which) != len(platforms) or not platforms:
+        raise errors.ExportError("cannot deserialize: the metadata's platforms and modules "
+                                 "disagree (corrupt)")
+    by_index = {}
+    for i in sorted(set(which)):
+        _check_bytecode(modules[i], name, in_avals, out_avals)
+        by_index[i] = ExportedModule(modules[i], in_avals, out_avals, name)
     vjp = _from_meta(meta["vjp"], modules) if meta["vjp"] is not None else None
     in_tree = serialization.decode_tree(meta["in_tree"])
     out_tree = serialization.decode_tree(meta["out_tree"])
@@ -370,15 +402,26 @@ def _from_meta(meta: dict, modules: list) -> Exported:
         raise errors.ExportError("cannot deserialize: the pytree structures and avals in the "
                                  "metadata disagree (corrupt)")
     return Exported(fun_name=name, in_tree=in_tree, out_tree=out_tree, in_avals=in_avals,
-                    out_avals=out_avals, platforms=[str(p) for p in meta["platforms"]],
-                    module=ExportedModule(bytecode, in_avals, out_avals, name), vjp=vjp,
-                    calling_convention_version=version)
+                    out_avals=out_avals, platforms=platforms,
+                    modules={p: by_index[i] for p, i in zip(platforms, which, strict=True)},
+                    vjp=vjp, calling_convention_version=version)
+
+
+_CHECK_CONTEXT: list = []
+
+
+def _check_context() -> ir.Context:
+    """One MLIR context for the checks: making one costs milliseconds (it loads the dialects),
+    more than parsing a small module; a parsed module is freed with its Python object."""
+    if not _CHECK_CONTEXT:
+        _CHECK_CONTEXT.append(mlir.make_context())
+    return _CHECK_CONTEXT[0]
 
 
 def _check_bytecode(bytecode: bytes, name: str, in_avals, out_avals) -> None:
     """Parse the module once now and check that its `main` has the metadata's types, so a bad
     module fails here, clearly, and not inside XLA at call time."""
-    ctx = mlir.make_context()
+    ctx = _check_context()
     try:
         with ctx, ir.Location.unknown():
             module = stablehlo.deserialize_portable_artifact(ctx, bytecode)

@@ -22,6 +22,8 @@ import numpy as np
 
 from yax import errors, tree_util
 from yax.core import dtypes
+from yax.core.avals import ShapedArray
+from yax.export import symbolic
 
 MAGIC = b"YAXEXPRT"
 FORMAT_VERSION = 1
@@ -91,7 +93,20 @@ def unpack(blob) -> tuple[dict, list[bytes]]:
 
 
 def encode_aval(aval) -> list:
-    return [list(aval.shape), aval.dtype.name]
+    """`[dims, dtype]`; a symbolic dimension is its text (`"2*b + 1"`), as jax prints it."""
+    return [[d if isinstance(d, int) else str(d) for d in aval.shape], aval.dtype.name]
+
+
+def decode_aval(doc, scope=None) -> ShapedArray:
+    shape, dt = doc
+    dims = []
+    for d in shape:
+        if isinstance(d, str):
+            d = symbolic.parse_dim(d, scope)
+        elif type(d) is not int or d < 0:
+            raise _bad(f"dimension {d!r} in the metadata is not a size or an expression")
+        dims.append(d)
+    return ShapedArray(tuple(dims), decode_dtype(dt))
 
 
 def decode_dtype(name) -> np.dtype:

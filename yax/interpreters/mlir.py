@@ -51,7 +51,15 @@ def element_type(dtype) -> ir.Type:
 
 
 def tensor_type(shape, dtype) -> ir.RankedTensorType:
-    return ir.RankedTensorType.get(list(shape), element_type(dtype))
+    try:
+        return ir.RankedTensorType.get(list(shape), element_type(dtype))
+    except Exception:  # noqa: BLE001  symbolic dimensions (yax.export) are dynamic: `?`
+        if not any(getattr(d, "_yax_symbolic_dim", False) for d in shape):
+            raise
+        dyn = ir.ShapedType.get_dynamic_size()
+        return ir.RankedTensorType.get(
+            [dyn if getattr(d, "_yax_symbolic_dim", False) else int(d) for d in shape],
+            element_type(dtype))
 
 
 def aval_type(aval) -> ir.RankedTensorType:

@@ -6,11 +6,13 @@ when the operation is the identity (a jaxpr holds no no-op equations).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import TypedScalar
+from yax.core.avals import TypedScalar, dims_of
 from yax.core.trace import bind
 from yax.lax._util import is_python_scalar, python_scalar_as
 from yax.primitives import shape as sp
@@ -32,6 +34,8 @@ def _identity(x):
 def _ints(name: str, values) -> tuple:
     try:
         return tuple(int(v) for v in values)
+    except errors.ExportError:  # a symbolic dimension (yax.export) refuses int(): keep it
+        return dims_of(values)
     except TypeError as e:
         raise errors.ShapeError(f"{name} needs a sequence of static ints, got {values!r}") from e
 
@@ -94,8 +98,8 @@ def reshape(operand, new_sizes, dimensions=None):
 def _infer_size(shape, new_sizes) -> tuple:
     if new_sizes.count(-1) != 1:
         return new_sizes
-    known = int(np.prod([d for d in new_sizes if d != -1]))
-    total = int(np.prod(shape))
+    known = math.prod(d for d in new_sizes if d != -1)  # math.prod: symbolic dims too
+    total = math.prod(shape)
     if known == 0 or total % known:
         raise errors.ShapeError(f"reshape of shape {shape} to {new_sizes}: the -1 entry cannot be "
                                 f"inferred")

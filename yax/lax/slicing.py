@@ -11,11 +11,12 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import TypedScalar
+from yax.core.avals import TypedScalar, is_symbolic_dim
 from yax.core.trace import bind
 from yax.lax import elementwise as ew
 from yax.lax.shape import _axes, _identity, _ints, _shape, expand_dims, squeeze
 from yax.primitives import slicing as sl
+from yax.primitives.dim_as_value import dimension_as_value
 from yax.primitives.scatter import scatter_primitives
 from yax.primitives.slicing import (
     GatherDimensionNumbers,
@@ -52,8 +53,9 @@ def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int =
     shape = _shape(operand)
     (axis,) = _axes("slice_in_dim", (axis,), len(shape))
     n = shape[axis]
-    start = 0 if start_index is None else int(start_index)
-    limit = n if limit_index is None else int(limit_index)
+    # _ints, not int(): a transpose rule under yax.export slices at symbolic offsets
+    start = 0 if start_index is None else _ints("slice_in_dim", (start_index,))[0]
+    limit = n if limit_index is None else _ints("slice_in_dim", (limit_index,))[0]
     start, limit = start + n if start < 0 else start, limit + n if limit < 0 else limit
     starts = [0] * len(shape)
     limits, strides = list(shape), [1] * len(shape)
@@ -111,11 +113,21 @@ def _start_indices(name: str, shape, start_indices, allow_negative_indices=True)
                                     f"{s.aval.str_short()}")
     pairs = [(s.aval.dtype, s.aval.weak_type) for s in dynamic] or [(dtypes.default_int(), True)]
     dt = dtypes.result_type(*pairs)[0]
-    if shape and max(shape) > dtypes.iinfo(dt).max:  # e.g. int8 indices into a long axis
+    # (symbolic sizes of yax.export are left out: they have no static maximum)
+    static = [d for d in shape if not is_symbolic_dim(d)]
+    if static and max(static) > dtypes.iinfo(dt).max:  # e.g. int8 indices into a long axis
         dt = dtypes.result_type((dt, False), (dtypes.canonicalize(dtypes.int32), False))[0]
     out = []
     for s, n, neg in zip(starts, shape, allow, strict=True):
         if _is_static_int(s):
+            if is_symbolic_dim(n):  # yax.export: a symbolic size; negative starts need it
+                if neg and s < 0:
+                    s = ew.add(TypedScalar(int(s), dt, weak_type=False),
+                               dimension_as_value(n, dt))
+                    out.append(s)
+                else:
+                    out.append(TypedScalar(max(int(s), 0), dt, weak_type=False))
+                continue
             s = int(s) + n if neg and s < 0 else int(s)
             # XLA clamps into [0, n - size] anyway; clamping to [0, n] first keeps it in dtype
             out.append(TypedScalar(min(max(s, 0), n), dt, weak_type=False))
@@ -124,7 +136,7 @@ def _start_indices(name: str, shape, start_indices, allow_negative_indices=True)
         if s.aval.dtype != dt:
             s = ew.convert_element_type(s, dt)
         if neg and signed:
-            s = ew.select(ew.lt(s, 0), ew.add(s, n), s)
+            s = ew.select(ew.lt(s, 0), ew.add(s, dimension_as_value(n, dt)), s)
         out.append(s)
     return out
 

@@ -10,6 +10,7 @@ import numpy as np
 from yax import lax
 from yax.config import config
 from yax.core import dtypes
+from yax.core.avals import is_symbolic_dim
 from yax.core.trace import Tracer
 from yax.numpy import _promote
 from yax.numpy._index_parse import (
@@ -71,7 +72,9 @@ def _basic_getitem(x, entries):
 def _index_dtype(entries, shape):
     traced64 = any(isinstance(v, Tracer) and np.dtype(v.dtype).itemsize == 8
                    for k, v, _ in entries if k == "adv")
-    return np.dtype(np.int64) if traced64 or max(shape, default=0) >= 2**31 else np.dtype(
+    # yax.export's symbolic sizes are left out of the maximum (they have no static value)
+    static = [d for d in shape if not is_symbolic_dim(d)]
+    return np.dtype(np.int64) if traced64 or max(static, default=0) >= 2**31 else np.dtype(
         np.int32)
 
 

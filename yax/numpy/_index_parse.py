@@ -11,9 +11,11 @@ import numpy as np
 
 from yax import errors, lax
 from yax.core import dtypes
+from yax.core.avals import is_symbolic_dim
 from yax.core.trace import Tracer
 from yax.errors import NonConcreteBooleanIndexError
 from yax.primitives.callbacks import HostCallback, bind_callback
+from yax.primitives.dim_as_value import dimension_as_value
 from yax.runtime.array import Array
 
 # --- canonicalising the index ------------------------------------------------------------------
@@ -41,7 +43,8 @@ def _classify(e):
         return ("ellipsis", None)
     if isinstance(e, slice):
         try:
-            parts = tuple(None if p is None else operator.index(p)
+            # a symbolic bound (yax.export, `x[:y.shape[0]]`) is kept for _symbolic_slice_indices
+            parts = tuple(None if p is None else p if is_symbolic_dim(p) else operator.index(p)
                           for p in (e.start, e.stop, e.step))
         except (errors.ConcretizationError, errors.TracerIntegerConversionError) as err:
             raise errors.ConcretizationError(
@@ -172,7 +175,28 @@ def _wrap_traced(v, size: int):
     """Wrap negative traced indices (x[-1] is the last element)."""
     if dtypes.is_unsigned_int(v.dtype):
         return v
-    return lax.select(lax.lt(v, 0), lax.add(v, size), v)
+    # dimension_as_value: under yax.export the axis size may be symbolic
+    return lax.select(lax.lt(v, 0), lax.add(v, dimension_as_value(size, v.dtype)), v)
+
+
+def _symbolic_slice_indices(s: slice, n) -> tuple:
+    """`slice.indices` for a symbolic axis size `n` (yax.export): static bounds and step 1;
+    a clamp whose outcome depends on `n` raises InconclusiveDimensionOperation."""
+    if s.step not in (None, 1):
+        raise errors.ExportError(f"slicing an axis of symbolic size {n} with step {s.step} "
+                                 f"is not supported by yax.export")
+
+    def bound(v, default):
+        if v is None:
+            return default
+        v = v if is_symbolic_dim(v) else operator.index(v)
+        v = v + n if v < 0 else v
+        try:  # a bound that may lie past the axis is taken as within it (jax keeps a min)
+            return 0 if v < 0 else n if v >= n else v
+        except errors.ExportError:
+            return v
+    start, stop = bound(s.start, 0), bound(s.stop, n)
+    return start, stop, 1
 
 
 def _normalise(shape, entries, check: bool) -> list:
@@ -180,7 +204,8 @@ def _normalise(shape, entries, check: bool) -> list:
     out = []
     for kind, value, axis in entries:
         if kind == "slice":
-            value = value.indices(shape[axis])
+            value = (_symbolic_slice_indices(value, shape[axis]) if is_symbolic_dim(shape[axis])
+                     else value.indices(shape[axis]))
         elif kind in ("int", "adv") and not isinstance(value, Tracer):
             if check:
                 _check_bounds(value, axis, shape[axis])
@@ -206,4 +231,6 @@ def _parse(x, idx, check: bool, force_gather: bool = False):
 
 
 def _count(start: int, stop: int, step: int) -> int:
+    if is_symbolic_dim(start) or is_symbolic_dim(stop):  # yax.export: step 1 only
+        return stop - start
     return len(range(start, stop, step))

@@ -15,12 +15,13 @@ import numpy as np
 from yax import errors
 from yax._resource_errors import check_allocation
 from yax.core import dtypes
-from yax.core.avals import TypedScalar
+from yax.core.avals import TypedScalar, dims_of, is_symbolic_dim
 from yax.core.trace import Tracer, is_eager
 from yax.lax._util import check_no_out_sharding
 from yax.lax.elementwise import _convert_keep_weak, convert_element_type
-from yax.lax.shape import broadcast_in_dim, concatenate, reshape
+from yax.lax.shape import broadcast_in_dim, concatenate, iota, reshape
 from yax.numpy._promote import broadcast_to_shape, shape_of
+from yax.primitives.dim_as_value import dimension_as_value
 from yax.runtime.array import Array, is_concrete
 from yax.runtime.values import array_from_numpy, to_array
 from yax.transforms.api import device_put
@@ -45,6 +46,8 @@ def _shape_tuple(shape, name: str) -> tuple:
         dims = tuple(int(d.__index__()) for d in shape)
     except (errors.ConcretizationError, errors.TracerIntegerConversionError):
         raise
+    except errors.ExportError:  # symbolic dimensions (yax.export): built by broadcasting
+        return dims_of(shape)
     except (TypeError, AttributeError) as err:
         raise TypeError(f"{name}: shape must be an int or a tuple of ints, got {shape!r}") from err
     if any(d < 0 for d in dims):
@@ -108,6 +111,8 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
         raise NotImplementedError(f"array: only C order is supported, got order={order!r}")
     if type(object) is TypedScalar:  # an inline constant from a lax/numpy wrapper
         object = to_array(object)
+    if is_symbolic_dim(object):  # a symbolic dimension of yax.export, used as a value
+        object = dimension_as_value(object)
     if isinstance(object, (Array, Tracer)):
         out = object if dtype is None else _astype(object, _canonical_dtype(dtype))
     elif isinstance(object, (list, tuple)) and any(isinstance(x, Tracer)
@@ -209,6 +214,8 @@ def zeros(shape, dtype=None, *, device=None, out_sharding=None):
     """
     check_no_out_sharding("zeros", out_sharding)
     dt, shape = _canonical_dtype(dtype), _shape_tuple(shape, "zeros")
+    if any(map(is_symbolic_dim, shape)):
+        return _broadcast_fill(0, shape, dt, False)
     check_allocation(shape, dt, "jnp.zeros")
     return placed(_filled(shape, 0, dt), device)
 
@@ -216,6 +223,8 @@ def zeros(shape, dtype=None, *, device=None, out_sharding=None):
 def ones(shape, dtype=None):
     """An array of ones (default dtype: the default float type)."""
     dt, shape = _canonical_dtype(dtype), _shape_tuple(shape, "ones")
+    if any(map(is_symbolic_dim, shape)):
+        return _broadcast_fill(1, shape, dt, False)
     check_allocation(shape, dt, "jnp.ones")
     return _filled(shape, 1, dt)
 
@@ -247,7 +256,7 @@ def full(shape, fill_value, dtype=None):
     """
     shape = _shape_tuple(shape, "full")
     dt, weak = _fill_type(fill_value, dtype)
-    if isinstance(fill_value, Tracer):
+    if isinstance(fill_value, Tracer) or any(map(is_symbolic_dim, shape)):
         return _broadcast_fill(fill_value, shape, dt, weak)
     check_allocation(shape, dt, "jnp.full")
     if shape and not is_eager() and isinstance(fill_value, (*_SCALARS, np.generic)):
@@ -333,6 +342,9 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
     stop = _static_scalar(stop, "arange", "stop")
     step = _static_scalar(step, "arange", "step")
     given = [x for x in (start, stop, step) if x is not None]
+    if is_symbolic_dim(start) and stop is None and step is None:  # arange(b) in yax.export
+        dt = dtypes.default_int() if dtype is None else _canonical_dtype(dtype)
+        return iota(dt, start)
     if dtype is None:
         dt = dtypes.result_type(*(_leaf_type(x) for x in given))[0]
     else:

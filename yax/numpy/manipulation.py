@@ -13,6 +13,7 @@ import numpy as np
 
 from yax import errors, lax
 from yax.core import dtypes
+from yax.core.avals import dims_of, is_symbolic_dim
 from yax.lax._util import check_no_out_sharding
 from yax.numpy import _promote
 from yax.numpy._promote import check_arraylike, shape_of
@@ -53,7 +54,7 @@ def _check_order(name: str, order) -> None:
 
 def _infer_shape(old_shape, newshape) -> tuple:
     newshape = (newshape,) if not isinstance(newshape, (tuple, list)) else tuple(newshape)
-    newshape = tuple(int(d.__index__()) for d in newshape)
+    newshape = dims_of(d if is_symbolic_dim(d) else d.__index__() for d in newshape)
     size = math.prod(old_shape)
     if newshape.count(-1) > 1:
         raise errors.ShapeError(f"reshape: only one dimension can be -1, got {newshape}")
@@ -182,7 +183,8 @@ def broadcast_to(array, shape):
 
     An array kind that wraps its data (a typed PRNG key array) broadcasts itself through its
     `__yax_broadcast_to__(shape)` (yax.numpy cannot know its layout)."""
-    shape = (shape,) if isinstance(shape, int) else tuple(int(d) for d in shape)
+    # dims_of: ints, keeping yax.export's symbolic dimensions as they are
+    shape = (shape,) if isinstance(shape, int) else dims_of(shape)
     if hasattr(type(array), "__yax_broadcast_to__"):
         return array.__yax_broadcast_to__(shape)
     a = _asarray("broadcast_to", array)

@@ -10,6 +10,7 @@ are floats; float16/bfloat16 means accumulate in float32.
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from yax.numpy._promote import (
 )
 from yax.numpy.creation import asarray, full, full_like
 from yax.numpy.manipulation import broadcast_to, expand_dims, ravel, reshape
+from yax.primitives.dim_as_value import dimension_as_value
 from yax.runtime.array import Array
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "all", "any",
@@ -218,7 +220,9 @@ def _mean_dtypes(dt, dtype):
 def _count(a, axes, where, keepdims):
     """The number of elements averaged over (a Python int, or an array under `where`)."""
     if where is None:
-        return int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
+        # math.prod, then dimension_as_value: under yax.export a size may be symbolic (`b`), and
+        # the count is then computed from the argument shapes at run time
+        return dimension_as_value(math.prod(a.shape[i] for i in axes))
     mask = broadcast_to(where, broadcast_shapes(shape_of(a), shape_of(where), name="mean"))
     return sum(mask, axis=axes, keepdims=keepdims)
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import ShapedArray, aval_of_value
+from yax.core.avals import ShapedArray, aval_of_value, is_symbolic_dim
 from yax.core.primitive import Primitive
 from yax.interpreters import batching as _batching
 from yax.interpreters import mlir
@@ -39,7 +39,8 @@ from yax.primitives.checkify_rules import without_nan_check
 
 
 def _check_shape(name: str, shape) -> None:
-    if not isinstance(shape, tuple) or any(not isinstance(d, int) or d < 0 for d in shape):
+    if not isinstance(shape, tuple) or any((not isinstance(d, int) or d < 0)
+                                           and not is_symbolic_dim(d) for d in shape):
         raise errors.ShapeError(f"{name}: shape {shape!r} must be a tuple of non-negative ints")
 
 
@@ -322,7 +323,9 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
         if interior < 0:
             raise errors.ShapeError(f"pad of {x.str_short()}: interior padding {interior} on axis "
                                     f"{axis} must be >= 0")
-        size = lo + hi + d + max(d - 1, 0) * interior
+        # max() only when interior padding exists: with a symbolic d (yax.export) `d - 1 < 0`
+        # may be undecidable, and the term is zero anyway without interior padding
+        size = lo + hi + d + (max(d - 1, 0) * interior if interior else 0)
         if size < 0:
             raise errors.ShapeError(
                 f"pad of {x.str_short()}: padding {(lo, hi, interior)} on axis {axis} crops "

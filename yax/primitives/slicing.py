@@ -45,6 +45,13 @@ ir = mlir.ir
 
 # --- slice(x, start_indices, limit_indices, strides) ----------------------------------------------
 
+def _slice_in_bounds(s, lim, d) -> bool:
+    try:
+        return 0 <= s <= lim <= d
+    except errors.ExportError:  # a symbolic size (yax.export): static bounds taken as within it
+        return True
+
+
 def _slice_abstract_eval(x, *, start_indices, limit_indices, strides):
     strides = (1,) * x.ndim if strides is None else strides
     where = (f"slice of {x.str_short()} with start_indices {start_indices}, limit_indices "
@@ -54,7 +61,7 @@ def _slice_abstract_eval(x, *, start_indices, limit_indices, strides):
     shape = []
     for axis, (s, lim, st, d) in enumerate(zip(start_indices, limit_indices, strides, x.shape,
                                                strict=True)):
-        if not 0 <= s <= lim <= d:
+        if not _slice_in_bounds(s, lim, d):
             raise errors.ShapeError(f"{where}: axis {axis} needs 0 <= start <= limit <= {d}, got "
                                     f"start {s} and limit {lim}")
         if st < 1:

@@ -297,7 +297,8 @@ def yax_source_identity() -> str:
     if any(_YAX_DIR.startswith(d) for d in _LIB_DIRS):
         return __version__
     files = sorted(f for name, m in list(sys.modules.items())
-                   if (name == "yax" or name.startswith("yax.")) and (f := getattr(m, "__file__", None)))
+                   if (name == "yax" or name.startswith("yax."))
+                   and (f := getattr(m, "__file__", None)))
     h = hashlib.sha256()
     for path in files:
         try:

@@ -185,3 +185,16 @@ def test_fingerprint_follows_code_closures_and_refuses_what_it_cannot_vouch_for(
 def test_static_values_digest_by_value(value):
     assert fingerprint.value_digest(value) == fingerprint.value_digest(value)
     assert fingerprint.value_digest(value) != fingerprint.value_digest((value,))
+
+
+def test_user_module_attributes_read_are_part_of_the_digest(tmp_path, monkeypatch):
+    """`settings.LR` set at run time changes the digest though the module's source does not."""
+    (tmp_path / "fp_settings_mod.py").write_text("LR = 0.1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fp_settings_mod as settings
+
+    def f(x):
+        return x * settings.LR
+    before = fingerprint.function_digest(f)
+    monkeypatch.setattr(settings, "LR", 0.2)
+    assert before is not None and fingerprint.function_digest(f) != before

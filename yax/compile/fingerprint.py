@@ -176,7 +176,10 @@ class _Walker:
             except ValueError:  # an empty cell (a name assigned later in the outer function)
                 self.emit("emptycell")
                 continue
-            self.value(contents, depth)
+            if type(contents) is types.ModuleType:
+                self.module(contents, _all_names(code), depth)
+            else:
+                self.value(contents, depth)
         self.value(f.__defaults__, depth)
         self.value(tuple(sorted((f.__kwdefaults__ or {}).items())), depth)
 
@@ -196,13 +199,21 @@ class _Walker:
         for name in code.co_names:
             if name in globals_:
                 self.emit("global", name)
-                self.value(globals_[name], depth)
+                value = globals_[name]
+                if type(value) is types.ModuleType and not _is_library_module_name(
+                        value.__name__):
+                    self.module(value, code.co_names, depth)
+                else:
+                    self.value(value, depth)
             elif name in builtins:
                 self.emit("builtin", name)
                 self.value(builtins[name], depth)
             # else: an attribute name only; its value comes from an object hashed elsewhere
 
-    def module(self, m) -> None:
+    def module(self, m, names=(), depth: int = 0) -> None:
+        """A library module by name and version; a user module by its source and the values
+        of the attributes the reading code names (`settings.LR`, which may be set at run
+        time)."""
         name = m.__name__
         if _is_library_module_name(name):
             self.emit("libmod", name, _package_version(name))
@@ -211,6 +222,15 @@ class _Walker:
         if not path or not path.endswith(".py"):
             raise Refused("a module without source")
         self.emit("usermod", name, _file_digest(path))
+        attrs = vars(m)
+        for attr in names:
+            if attr in attrs:
+                self.emit("modattr", attr)
+                value = attrs[attr]
+                if type(value) is types.ModuleType:
+                    self.module(value, names, depth + 1)
+                else:
+                    self.value(value, depth + 1)
 
     def cls(self, c, depth: int) -> None:
         if _is_library_module_name(c.__module__):
@@ -232,6 +252,15 @@ class _Walker:
             elif isinstance(attr, property):
                 attr = (attr.fget, attr.fset, attr.fdel)
             self.value(attr, depth)
+
+
+def _all_names(code) -> tuple:
+    """The names `code` and the code nested in it use (globals and attributes)."""
+    names = list(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names += _all_names(c)
+    return tuple(dict.fromkeys(names))
 
 
 def _is_module_attribute(v) -> bool:

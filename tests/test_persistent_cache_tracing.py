@@ -181,6 +181,33 @@ def test_fingerprint_follows_code_closures_and_refuses_what_it_cannot_vouch_for(
     assert d(ynp.sin) is not None and d(yax.grad(lambda x: x * 2.0)) is not None
 
 
+def _prints(x):
+    print("tracing")
+    return x * 2.0
+
+
+def _reads_clock(x):
+    import time
+    return x * time.time()
+
+
+def _draws_numpy_random(x):
+    return x + np.random.normal()
+
+
+def _pure_with_builtins(x):
+    return x * len((1, 2)) + sum(range(3))
+
+
+def test_functions_that_act_while_tracing_are_never_skipped():
+    """A hit would not run them, and under jax they run once per process: print, the clock and
+    Python random numbers refuse; pure builtins (len, range) do not."""
+    d = fingerprint.function_digest
+    for refused in (_prints, _reads_clock, _draws_numpy_random):
+        assert d(refused) is None, refused
+    assert d(_pure_with_builtins) is not None
+
+
 @pytest.mark.parametrize("value", [3, "a", (1, 2.5), np.float32(2), None])
 def test_static_values_digest_by_value(value):
     assert fingerprint.value_digest(value) == fingerprint.value_digest(value)

@@ -46,6 +46,24 @@ class Refused(Exception):
     """The walk met something whose influence on the trace it cannot vouch for."""
 
 
+# A hit skips running the function's Python, so a function that may act on the world while it
+# is traced (print, log, read the clock or a file, draw a Python random number) is never
+# cached this way: under jax it runs once per process, and so it must here.
+_SIDE_EFFECT_BUILTINS = frozenset({
+    "print", "input", "open", "breakpoint", "exec", "eval", "compile", "globals", "locals",
+    "vars", "setattr", "delattr", "__import__", "id", "hash"})
+_SIDE_EFFECT_MODULES = frozenset({
+    "time", "random", "os", "sys", "io", "logging", "warnings", "datetime", "uuid", "secrets",
+    "subprocess", "socket", "threading", "multiprocessing", "tempfile", "shutil", "pathlib",
+    "pdb", "sqlite3", "urllib", "http", "pickle", "shelve", "tqdm"})
+
+
+def _refuse_side_effects(module: str | None) -> None:
+    if module and (module.split(".")[0].lstrip("_") in _SIDE_EFFECT_MODULES
+                   or module.startswith("numpy.random")):
+        raise Refused(f"code from {module}, which may have side effects while tracing")
+
+
 def function_digest(fun) -> bytes | None:
     """A digest of `fun` (and what it reads), or None where it cannot be trusted."""
     try:
@@ -157,6 +175,7 @@ class _Walker:
         name = getattr(v, "__qualname__", None) or getattr(v, "__name__", None)
         if not name or not _is_library_module_name(module):
             raise Refused("an unnamed callable")
+        _refuse_side_effects(module)
         self.emit("named", module, name, _package_version(module))
 
     def function(self, f, depth: int) -> None:
@@ -165,6 +184,7 @@ class _Walker:
         # closure made at run time (`yax.grad(loss)`), whose cells are hashed below
         if _is_library_module_name(module) and (_is_module_attribute(f) or not (
                 f.__closure__ or f.__defaults__ or f.__kwdefaults__)):
+            _refuse_side_effects(module)
             self.emit("libfn", module, f.__qualname__, _package_version(module))
             return
         code = f.__code__
@@ -194,18 +214,22 @@ class _Walker:
                 self.code(c, globals_, depth)
             else:
                 self.value(c, depth)
+        for ins in dis.get_instructions(code):  # `import time` inside the function
+            if ins.opname == "IMPORT_NAME":
+                _refuse_side_effects(ins.argval)
         builtins = globals_.get("__builtins__", {})
         builtins = builtins if isinstance(builtins, dict) else vars(builtins)
         for name in code.co_names:
             if name in globals_:
                 self.emit("global", name)
                 value = globals_[name]
-                if type(value) is types.ModuleType and not _is_library_module_name(
-                        value.__name__):
+                if type(value) is types.ModuleType:
                     self.module(value, code.co_names, depth)
                 else:
                     self.value(value, depth)
             elif name in builtins:
+                if name in _SIDE_EFFECT_BUILTINS:
+                    raise Refused(f"a call of {name}(), which acts while tracing")
                 self.emit("builtin", name)
                 self.value(builtins[name], depth)
             # else: an attribute name only; its value comes from an object hashed elsewhere
@@ -216,6 +240,11 @@ class _Walker:
         time)."""
         name = m.__name__
         if _is_library_module_name(name):
+            _refuse_side_effects(name)
+            for attr in names:  # `np.random.normal`: the submodule the code reaches
+                sub = getattr(m, attr, None) if attr in vars(m) else None
+                if type(sub) is types.ModuleType:
+                    _refuse_side_effects(sub.__name__)
             self.emit("libmod", name, _package_version(name))
             return
         path = getattr(m, "__file__", None)

@@ -18,6 +18,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 from benchmarks import (  # noqa: E402
     bench_autodiff,
+    bench_cache,
     bench_control_flow,
     bench_debug,
     bench_dispatch,
@@ -31,7 +32,7 @@ from benchmarks import (  # noqa: E402
 from benchmarks.common import print_table  # noqa: E402
 
 TIMING_MODULES = (bench_dispatch, bench_eager, bench_autodiff, bench_control_flow, bench_debug,
-                  bench_sharding, bench_sparse, bench_peers, bench_export)
+                  bench_sharding, bench_sparse, bench_peers, bench_export, bench_cache)
 
 
 def _environment() -> dict:

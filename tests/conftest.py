@@ -14,6 +14,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 os.environ.setdefault("YAX_COMPILATION_CACHE_DIR",
                       os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                    ".yax_cache"))
+# ...but every test still traces: tests check tracing (counts, errors, side effects), and a warm
+# cache skipping it would change what they check (tests/test_persistent_cache_tracing.py turns
+# it on in its own processes).
+os.environ.setdefault("YAX_COMPILATION_CACHE_SKIP_TRACING", "0")
 
 
 

@@ -46,6 +46,9 @@ _OPTIONS = {
     # caches
     "compilation_cache_dir": ("YAX_COMPILATION_CACHE_DIR",
                               lambda v: os.environ.get(v) or None, None),
+    # with a cache dir: an unchanged function's first call in a new process skips tracing too
+    "compilation_cache_skip_tracing": ("YAX_COMPILATION_CACHE_SKIP_TRACING",
+                                       _env_flag_default_on, True),
     "compilation_cache_max_bytes": ("YAX_COMPILATION_CACHE_MAX_BYTES",
                                     lambda v: _env_int(v, 2 << 30), 2 << 30),
     "jit_cache_size": ("YAX_JIT_CACHE_SIZE", lambda v: _env_int(v, 128), 128),

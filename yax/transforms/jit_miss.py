@@ -14,9 +14,10 @@ from yax.core.trace import bind, is_eager
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.interpreters.traced_cache import captures_tracer
 from yax.primitives.call import pjit_p
-from yax.runtime import backend, sharding_bridge
+from yax.runtime import backend, executable, sharding_bridge
 from yax.runtime.array import Array
 from yax.runtime.values import leaf_aval
+from yax.transforms import jit_disk
 from yax.transforms._args import check_hashable_static, non_array_argument_error
 from yax.transforms.jit_entry import CONFIG, Entry, placed_runner, sharded_key
 
@@ -99,14 +100,31 @@ def lookup(fn, args, kwargs, compile_now: bool = False):
     state = fn._state
     entry = state.entries.get(key)
     if entry is not None:
-        return entry, leaves, True
+        if compile_now or type(entry) is not jit_disk.LoadedEntry:
+            return entry, leaves, True
+        # loaded from disk, it has no jaxpr: trace for the transformation (or `.lower()`)
+        new = trace(fn, args, kwargs, static_pos, in_tree, avals, arg_sh)
+        if not captures_tracer(new):
+            state.entries.put(key, new)
+        return new, leaves, not captures_tracer(new)
 
     def make():
         if config.explain_cache_misses:
             explain_miss(fn, key, dyn_args, dyn_kwargs)
+        disk_key = (jit_disk.key_for(fn, in_tree, avals, statics, *key[3:])
+                    if compile_now and jit_disk.enabled() else None)
+        if disk_key is not None:
+            donated = donated_leaf_indices(fn, args, static_pos, kwargs)
+            loaded = jit_disk.load(disk_key, avals, donated, fn._compiler_options)
+            if loaded is not None:  # tracing, lowering and compiling skipped
+                return loaded
         new = trace(fn, args, kwargs, static_pos, in_tree, avals, arg_sh)
         if compile_now and not captures_tracer(new):
+            loads = executable.stats["cache_loads"]
             new.compile(fn)
+            if disk_key is not None:  # compiled here, or loaded by XLA's cache (or unknown)
+                jit_disk.store(disk_key, new, fn._compiler_options,
+                               fresh=executable.stats["cache_loads"] == loads)
         return new
     entry = state.entries.get_or_make(key, make, keep=lambda e: not captures_tracer(e))
     if len(state.signatures) >= 64:

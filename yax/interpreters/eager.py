@@ -93,24 +93,31 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
     # buffer's `sharding` (a Python property) once and keys the cache on that object's id,
     # sparing its Python `__hash__` twice per op (the cached value holds the object, so the id
     # cannot be reused by another sharding while the entry lives). Anything else: `_apply_any`.
-    place = None
-    for a in arrays:
-        sharding = a._buf.sharding
-        if sharding is not place:
-            if place is not None:
-                return _apply_any(primitive, arrays, params)
-            place = sharding
-    if place is None:
-        place = backend.device_override()
-    elif type(place) is not _SINGLE:
-        return _apply_any(primitive, arrays, params)
+    # One and two operands, the usual counts, are unrolled: in Python 3.11 a list comprehension
+    # is a frame of its own.
     n = len(arrays)
     if n == 1:
-        avals = (arrays[0].aval,)
+        a = arrays[0]
+        buf = a._buf
+        place = buf.sharding
+        avals, bufs = (a.aval,), [buf]
     elif n == 2:
-        avals = (arrays[0].aval, arrays[1].aval)
+        a, b = arrays
+        buf, buf_b = a._buf, b._buf
+        place = buf.sharding
+        if buf_b.sharding is not place:
+            return _apply_any(primitive, arrays, params)
+        avals, bufs = (a.aval, b.aval), [buf, buf_b]
+    elif n == 0:
+        place, avals, bufs = backend.device_override(), (), []
     else:
-        avals = tuple([a.aval for a in arrays])
+        place = arrays[0]._buf.sharding
+        for a in arrays:
+            if a._buf.sharding is not place:
+                return _apply_any(primitive, arrays, params)
+        avals, bufs = tuple([a.aval for a in arrays]), [a._buf for a in arrays]
+    if n and type(place) is not _SINGLE:
+        return _apply_any(primitive, arrays, params)
     # `_run_on` inlined (one frame less per op), the LRU hit too: a dict lookup and a touch
     try:
         key = (primitive, tuple(params.items()) if params else (), avals, _STATE["platform"],
@@ -126,7 +133,7 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
         pass
     run, out_avals, _ = hit
     try:
-        bufs = run([a._buf for a in arrays])
+        bufs = run(bufs)
     except Exception as e:
         _raise_run_error(e, primitive, arrays, out_avals)
         raise

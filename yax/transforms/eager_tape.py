@@ -90,7 +90,12 @@ class TapeTrace(StagingTrace):
         return type(x) is TapeTracer and x._trace is self
 
     def process_primitive(self, primitive, args, params) -> list:
-        if not any(self._owns(a) for a in args):
+        # `_owns` and `_is_live` written out as loops: this runs for every primitive of every
+        # eager grad call, and generator expressions cost a frame each
+        for a in args:
+            if type(a) is TapeTracer and a._trace is self:
+                break
+        else:
             with use_trace(self.parent):  # constants: computed now, not recorded
                 outs = primitive.bind(*args, **params)
             return list(outs) if primitive.multiple_results else [outs]
@@ -103,8 +108,12 @@ class TapeTrace(StagingTrace):
             outs = self.linearized_now(lambda *xs: primitive.bind(*xs, **params), args)
             return list(outs) if primitive.multiple_results else [outs]
         self.eqns.append(eqn)
-        if primitive is not stop_gradient_p and any(self._is_live(a) for a in args):
-            self.live.update(v for v in outvars if dtypes.is_inexact(v.aval.dtype))
+        if primitive is not stop_gradient_p:
+            live = self.live
+            for a in args:
+                if type(a) is TapeTracer and a._trace is self and a._var in live:
+                    live.update([v for v in outvars if dtypes.is_inexact(v.aval.dtype)])
+                    break
         tracers = [TapeTracer(self, v) for v in outvars]
         self.pending.append((eqn, tracers))
         return tracers

@@ -57,6 +57,9 @@ def _eager_capacity() -> int:
 
 # (primitive, params, input avals, platform) -> (Executable.run, out avals); LRU-bounded.
 _exec_cache = cache.new_cache("eager primitives", _eager_capacity)
+# its mapping, read directly on the hot path (`LRUCache.get` is this lookup and touch, one
+# Python frame more); the LRU keeps this one object for its lifetime (`clear` empties it)
+_exec_data = _exec_cache._data
 
 
 # Flags read on every eager op, mirrored here on each config change (two attribute lookups of
@@ -86,36 +89,106 @@ def check_outputs(primitive, outs) -> None:
 
 
 def apply_primitive(primitive, arrays: list, params: dict) -> list:
+    # The common case, every operand on one device through one sharding object, reads each
+    # buffer's `sharding` (a Python property) once and keys the cache on that object's id,
+    # sparing its Python `__hash__` twice per op (the cached value holds the object, so the id
+    # cannot be reused by another sharding while the entry lives). Anything else: `_apply_any`.
+    # One and two operands, the usual counts, are unrolled: in Python 3.11 a list comprehension
+    # is a frame of its own.
+    n = len(arrays)
+    if n == 1:
+        a = arrays[0]
+        buf = a._buf
+        place = buf.sharding
+        avals, bufs = (a.aval,), [buf]
+    elif n == 2:
+        a, b = arrays
+        buf, buf_b = a._buf, b._buf
+        place = buf.sharding
+        if buf_b.sharding is not place:
+            return _apply_any(primitive, arrays, params)
+        avals, bufs = (a.aval, b.aval), [buf, buf_b]
+    elif n == 0:
+        place, avals, bufs = backend.device_override(), (), []
+    else:
+        place = arrays[0]._buf.sharding
+        for a in arrays:
+            if a._buf.sharding is not place:
+                return _apply_any(primitive, arrays, params)
+        avals, bufs = tuple([a.aval for a in arrays]), [a._buf for a in arrays]
+    if n and type(place) is not _SINGLE:
+        return _apply_any(primitive, arrays, params)
+    # `_run_on` inlined (one frame less per op), the LRU hit too: a dict lookup and a touch
+    try:
+        key = (primitive, tuple(params.items()) if params else (), avals, _STATE["platform"],
+               id(place))
+        hit = _exec_data.get(key)
+    except TypeError:
+        hit = None
+    if hit is None or hit[2] is not place:
+        return _run_on(primitive, arrays, params, avals, place)
+    try:
+        _exec_data.move_to_end(key)
+    except KeyError:  # evicted by another thread meanwhile: the value is still valid
+        pass
+    run, out_avals, _ = hit
+    try:
+        bufs = run(bufs)
+    except Exception as e:
+        _raise_run_error(e, primitive, arrays, out_avals)
+        raise
+    if len(out_avals) == 1:
+        outs = [Array(bufs[0], out_avals[0])]
+    else:
+        outs = [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
+    if _STATE["check_outputs"]:
+        for check in output_checks:
+            check(primitive, outs)
+    return outs
+
+
+def _raise_run_error(e, primitive, arrays, out_avals) -> None:
+    for a in arrays:
+        _ = a.buffer  # raises the clear error for a donated (deleted) Array
+    raise_if_out_of_memory(e, out_avals, f"eager {primitive.name}")
+
+
+def _apply_any(primitive, arrays: list, params: dict) -> list:
+    """Operands on several devices, or on different single devices."""
     for a in arrays:
         if type(a._buf.sharding) is not _SINGLE and _sharded(a._buf):
             return _apply_sharded(primitive, arrays, params)
-    avals = tuple([a.aval for a in arrays])
     # where it runs: the first operand's device (one sharding object per device), else the
     # default device (which `yax.default_device` may change)
-    place = arrays[0]._buf.sharding if arrays else backend.device_override()
+    place = arrays[0]._buf.sharding
     for a in arrays:
         if a._buf.sharding is not place:
             arrays, place = _onto_one_device(arrays, primitive)
             break
+    return _run_on(primitive, arrays, params, tuple([a.aval for a in arrays]), place)
+
+
+def _run_on(primitive, arrays: list, params: dict, avals: tuple, place) -> list:
+    """Run `primitive` on one device, `place` (a one-device sharding, a device or None)."""
     try:
         key = (primitive, tuple(params.items()) if params else (), avals, _STATE["platform"],
-               place)
+               id(place))
         hit = _exec_cache.get(key)
     except TypeError:  # unhashable params (should not happen): compile without caching
         key, hit = None, None
-    if hit is None:
+    if hit is None or hit[2] is not place:
         if key is None:
             hit = _compile_primitive(primitive, avals, params, place)
         else:
             hit = _exec_cache.get_or_make(
                 key, lambda: _compile_primitive(primitive, avals, params, place))
-    run, out_avals = hit
+            if hit[2] is not place:  # never expected (see apply_primitive): do not reuse
+                hit = _compile_primitive(primitive, avals, params, place)
+    run, out_avals, _ = hit
     try:
         bufs = run([a._buf for a in arrays])
     except Exception as e:
-        for a in arrays:
-            _ = a.buffer  # raises the clear error for a donated (deleted) Array
-        raise_if_out_of_memory(e, out_avals, f"eager {primitive.name}")
+        _raise_run_error(e, primitive, arrays, out_avals)
         raise
     if len(out_avals) == 1:
         outs = [Array(bufs[0], out_avals[0])]
@@ -155,7 +228,7 @@ def _compile_primitive(primitive, avals, params, place=None):
     closed = _one_equation(primitive, avals, params)
     exe = compile_jaxpr(closed, device=sharding_bridge.device_of_placement(place),
                         name=primitive.name)
-    return exe.run, tuple(closed.out_avals)
+    return exe.run, tuple(closed.out_avals), place
 
 
 _SINGLE = sharding_bridge.SINGLE_DEVICE_TYPE

@@ -74,7 +74,12 @@ def _param_key(value, by_identity: list):
     if isinstance(value, _SIMPLE_PARAM_TYPES) or isinstance(value, enum.Enum):
         return value
     if type(value) is tuple:
-        return tuple([_param_key(v, by_identity) for v in value])
+        # a tuple of simple values (axes, dimension numbers' leaves) is its own key: one loop,
+        # no call and no new tuple per element (keys are built for every eager grad call)
+        for v in value:
+            if type(v) not in _SIMPLE_PARAM_TYPE_SET:
+                return tuple([_param_key(v, by_identity) for v in value])
+        return value
     if type(value) is ClosedJaxpr and not value.consts:  # jit/cond/scan bodies: by structure
         return ("jaxpr", _structure(value.jaxpr, by_identity))
     try:

@@ -90,7 +90,12 @@ class TapeTrace(StagingTrace):
         return type(x) is TapeTracer and x._trace is self
 
     def process_primitive(self, primitive, args, params) -> list:
-        if not any(self._owns(a) for a in args):
+        # `_owns` and `_is_live` written out as loops: this runs for every primitive of every
+        # eager grad call, and generator expressions cost a frame each
+        for a in args:
+            if type(a) is TapeTracer and a._trace is self:
+                break
+        else:
             with use_trace(self.parent):  # constants: computed now, not recorded
                 outs = primitive.bind(*args, **params)
             return list(outs) if primitive.multiple_results else [outs]
@@ -99,12 +104,16 @@ class TapeTrace(StagingTrace):
         eqn = Eqn(primitive, atoms, params, outvars, None)
         # runs once, now, in program order; so does the fwd of a custom_vjp inside (as jax runs
         # it when it linearizes the program, before any backward pass)
-        if has_effects(eqn) or has_effects(eqn, "runs_user_fwd"):
+        if _effectful(eqn):
             outs = self.linearized_now(lambda *xs: primitive.bind(*xs, **params), args)
             return list(outs) if primitive.multiple_results else [outs]
         self.eqns.append(eqn)
-        if primitive is not stop_gradient_p and any(self._is_live(a) for a in args):
-            self.live.update(v for v in outvars if dtypes.is_inexact(v.aval.dtype))
+        if primitive is not stop_gradient_p:
+            live = self.live
+            for a in args:
+                if type(a) is TapeTracer and a._trace is self and a._var in live:
+                    live.update([v for v in outvars if dtypes.is_inexact(v.aval.dtype)])
+                    break
         tracers = [TapeTracer(self, v) for v in outvars]
         self.pending.append((eqn, tracers))
         return tracers
@@ -220,6 +229,40 @@ def _linear_map_rule(linear: ClosedJaxpr, nonzero: list, n_diff: int, operand_av
 # its keys hold params (custom rules, jaxprs), so yax.clear_caches empties it too
 _out_avals_cache: dict = {}
 cache.on_clear(_out_avals_cache.clear)
+
+
+_PLAIN = frozenset({int, float, bool, str, type(None)})
+
+
+def _holds_program(value) -> bool:
+    """Whether a param value is, or nests in tuples and lists, a (Closed)Jaxpr. The dimension
+    tuples of most primitives are ints: they are passed over without a call per element."""
+    t = type(value)
+    if t in _PLAIN:
+        return False
+    if t is tuple or t is list:
+        for v in value:
+            if type(v) not in _PLAIN and _holds_program(v):
+                return True
+        return False
+    if isinstance(value, (ClosedJaxpr, Jaxpr)):
+        return True
+    return isinstance(value, (tuple, list)) and any(_holds_program(v) for v in value)
+
+
+def _effectful(eqn) -> bool:
+    """`has_effects(eqn) or has_effects(eqn, "runs_user_fwd")`, asked of every recorded
+    equation: the params are walked for sub-programs once, and only those holding one pay for
+    the full walk (a per-primitive cost on every eager grad call)."""
+    prim, params = eqn.primitive, eqn.params
+    for name in ("has_effect", "runs_user_fwd"):
+        rule = getattr(prim, name, None)
+        if rule is not None and rule(params):
+            return True
+    for value in params.values():
+        if type(value) not in _PLAIN and _holds_program(value):
+            return has_effects(eqn) or has_effects(eqn, "runs_user_fwd")
+    return False
 
 
 def _cached_out_avals(primitive, avals: list, params: dict) -> list:

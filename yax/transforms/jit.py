@@ -24,8 +24,8 @@ import inspect
 import warnings
 
 from yax import errors, tree_util
+from yax.core import trace as _trace
 from yax.core.ir import ClosedJaxpr
-from yax.core.trace import current_trace
 from yax.interpreters import lowering
 from yax.interpreters.eager import EVAL_TRACE
 from yax.interpreters.staging import StagingTrace
@@ -44,6 +44,10 @@ from yax.transforms.jit_entry import (
     sharded_key,
     state_for,
 )
+
+# `current_trace` without its Python frame: the variable exists once yax.interpreters.eager is
+# imported (above) and is never replaced
+_current_trace = _trace._current.get
 
 
 def _check_argnums_in_range(fun, option: str, argnums, n_positional: int) -> None:
@@ -136,8 +140,9 @@ class JitFunction:
     # --- calling -------------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        # the eager trace object itself, not `is_eager()`: one call frame less on the warm path
-        trace = current_trace()
+        # the eager trace object itself, read from its context variable (a C call, no Python
+        # frame of `current_trace()` or `is_eager()` on the warm path)
+        trace = _current_trace()
         if trace is not EVAL_TRACE:  # under a transformation: a staged `pjit`
             if self._inline and isinstance(trace, StagingTrace):  # inline=True: no pjit
                 return self._fun(*args, **kwargs)

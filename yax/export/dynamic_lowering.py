@@ -31,6 +31,7 @@ from yax.interpreters.mlir import func, hlo
 from yax.primitives import reductions as red  # the argmax/argmin reduce region and identities
 from yax.primitives import scatter as sc  # the scatter primitives and their window sizes
 from yax.primitives import slicing as sl  # gather's comparison helper and default fill
+from yax.primitives.arithmetic import integer_pow_p
 from yax.primitives.slicing import GatherScatterMode, gather_p
 
 _I64 = np.dtype(np.int64)
@@ -425,6 +426,18 @@ def _zeros(dims, ctx, *, shape, dtype, **_):
                                         mlir.dense_i64([]))
 
 
+def _integer_pow(dims, ctx, x, *, y):
+    """x ** y: the static rule for |y|, then 1 / that for a negative y, with the 1 broadcast to
+    the symbolic shape (the static rule builds a constant of the static shape)."""
+    power = integer_pow_p.lower(ctx, x, y=abs(y))[0] if y else None
+    aval = ctx.avals_out[0]
+    one = hlo.dynamic_broadcast_in_dim(mlir.aval_type(aval), mlir.constant(np.ones((), aval.dtype)),
+                                       dims.shape(aval.shape), mlir.dense_i64([]))
+    if power is None:
+        return [one]
+    return [hlo.divide(one, power) if y < 0 else power]
+
+
 # --- control flow: the static rules' structure, with bodies lowered by `_lower_body` so that
 # symbolic shapes inside them get the dynamic rules too. The regions read the dimension values
 # of `main`'s entry block directly (StableHLO regions are not isolated from above).
@@ -554,7 +567,8 @@ _DYNAMIC_RULES = {
     "broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "iota": _iota,
     "squeeze": _to_out_shape, "expand_dims": _to_out_shape, "slice": _slice, "cumsum": _cumsum,
     "zeros": _zeros, "pad": _pad, "while": _while, "cond": _cond, "scan": _scan,
-    "dim_as_value": _dim_as_value, "argmax": _arg_reduce("GT", red._lowest),
+    "dim_as_value": _dim_as_value, "integer_pow": _integer_pow,
+    "argmax": _arg_reduce("GT", red._lowest),
     "argmin": _arg_reduce("LT", red._highest), "gather": _gather,
     "cumprod": _cumulative(hlo.multiply, lambda dt: 1),
     "cummax": _cumulative(hlo.maximum, red._lowest),

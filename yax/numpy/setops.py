@@ -23,7 +23,8 @@ from yax.core.trace import current_trace
 from yax.interpreters.staging import StagingTrace
 from yax.numpy import creation, manipulation, reductions, ufuncs
 from yax.numpy._arguments import arr, canon_axis, index_dtype, need_size
-from yax.numpy._promote import check_arraylike, promote_dtypes, promote_shapes
+from yax.numpy._promote import (
+    broadcast_shapes, check_arraylike, promote_dtypes, promote_shapes, shape_of)
 from yax.numpy.searching import searchsorted
 from yax.numpy.ufunc_comparisons import _to_bool, promote_args
 from yax.transforms.jit import jit
@@ -143,7 +144,7 @@ def _where(condition, x, y):
     cond = _to_bool(condition)
     x, y = promote_args("where", x, y)
     cond, x, y = promote_shapes("where", cond, x, y)
-    shape = np.broadcast_shapes(*(np.shape(v) for v in (cond, x, y)))
+    shape = broadcast_shapes(*(shape_of(v) for v in (cond, x, y)), name="where")
     if shape:
         x, y = (lax.broadcast_in_dim(v, shape, ()) if np.ndim(v) == 0 else v for v in (x, y))
         if np.ndim(cond) != 0:

@@ -24,7 +24,12 @@ from yax.interpreters.staging import StagingTrace
 from yax.numpy import creation, manipulation, reductions, ufuncs
 from yax.numpy._arguments import arr, canon_axis, index_dtype, need_size
 from yax.numpy._promote import (
-    broadcast_shapes, check_arraylike, promote_dtypes, promote_shapes, shape_of)
+    broadcast_shapes,
+    check_arraylike,
+    promote_dtypes,
+    promote_shapes,
+    shape_of,
+)
 from yax.numpy.searching import searchsorted
 from yax.numpy.ufunc_comparisons import _to_bool, promote_args
 from yax.transforms.jit import jit

@@ -139,18 +139,22 @@ class _Walker:
                 "method_descriptor", "wrapper_descriptor", "builtin_function_or_method"):
             self.named(v)
         elif t.__name__ == "JitFunction" and t.__module__.startswith("yax."):
-            if v._sharded:
-                raise Refused("a sharded jit")
-            self.emit("jit", sorted(v._static_argnums), sorted(v._static_argnames),
-                      sorted(v._donate_argnums), sorted(v._donate_argnames), v._inline,
-                      repr(sorted((v._compiler_options or {}).items())))
-            self.value(v._fun, d)
+            self.jitted(v, d)
         elif isinstance(v, Primitive):  # made once at import; its name says which it is
             self.emit("primitive", type(v).__module__, type(v).__qualname__, v.name)
         elif _is_module_attribute(v):  # a library's named object (a ufunc, a custom_jvp)
             self.named(v)
         else:
             raise Refused(f"a {t.__module__}.{t.__qualname__} value")
+
+    def jitted(self, v, depth: int) -> None:
+        """A `yax.jit` function: its options, then the function it wraps."""
+        if v._sharded:
+            raise Refused("a sharded jit")
+        self.emit("jit", sorted(v._static_argnums), sorted(v._static_argnames),
+                  sorted(v._donate_argnums), sorted(v._donate_argnames), v._inline,
+                  repr(sorted((v._compiler_options or {}).items())))
+        self.value(v._fun, depth)
 
     def _sub(self, v, depth) -> str:
         sub = _Walker()
@@ -349,6 +353,7 @@ def yax_source_identity() -> str:
     the size and modification time of every yax module imported: editing yax invalidates
     entries. Computed once per process, at its first use (a program imports the same modules
     before its first jitted call, so processes agree), and so only a few milliseconds."""
+    # yax._version is on the package's top floor, above this module's: read when needed
     from yax._version import __version__
     if _identity:
         return _identity[0]

@@ -40,6 +40,9 @@ def cache_dir() -> str | None:
     return config.compilation_cache_dir or None
 
 
+JAXLIB_VERSION = jaxlib.__version__  # for the keys of floors above, which may not import jaxlib
+
+
 def entry_key(module, *, platform: str, client, device, compile_options) -> str:
     """A hex digest naming the executable `module` compiles to under these conditions."""
     h = hashlib.sha256()

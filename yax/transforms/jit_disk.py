@@ -28,7 +28,6 @@ import os
 import struct
 import sys
 
-import jaxlib
 import numpy as np
 
 from yax import tree_util
@@ -88,7 +87,7 @@ def _environment() -> tuple:
     platform = backend.platform()
     device = backend.default_device(platform)
     client = backend.client(platform)
-    return (sys.version, yax_source_identity(), jaxlib.__version__, platform,
+    return (sys.version, yax_source_identity(), compilation_cache.JAXLIB_VERSION, platform,
             str(getattr(client, "platform_version", "")), str(device.device_kind),
             str(device.id), os.environ.get("XLA_FLAGS", ""),
             os.environ.get("LIBTPU_INIT_ARGS", ""))
@@ -97,8 +96,9 @@ def _environment() -> tuple:
 def _versions() -> list:
     """Written in each entry and checked on load (the key already hashes them: this catches a
     file copied under another entry's name)."""
+    # yax._version is on the package's top floor, above this module's: read when needed
     from yax._version import __version__
-    return [__version__, jaxlib.__version__, sys.version]
+    return [__version__, compilation_cache.JAXLIB_VERSION, sys.version]
 
 
 def _aval(a) -> list:

@@ -24,7 +24,6 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from yax import errors
-from yax.core.ir import Literal
 from yax.export import binding, symbolic
 from yax.interpreters import lowering, mlir
 from yax.interpreters.mlir import func, hlo
@@ -148,16 +147,7 @@ def _as_type(value, want) -> ir.Value:
 
 
 def _lower_body(mctx, dims, jaxpr, consts, args) -> list:
-    env: dict = {}
-    for v, val in zip(jaxpr.constvars, consts, strict=True):
-        env[v] = val
-    for v, val in zip(jaxpr.invars, args, strict=True):
-        env[v] = val
-
-    def read(atom):
-        if isinstance(atom, Literal):
-            return mlir.constant(np.asarray(atom.val, dtype=atom.aval.dtype))
-        return env[atom]
+    env, read = lowering.jaxpr_environment(jaxpr, consts, args)
     for eqn in jaxpr.eqns:
         ins = [read(a) for a in eqn.inputs]
         outs = _lower_eqn(mctx, dims, eqn, ins)

@@ -137,6 +137,11 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
     except Exception as e:
         _raise_run_error(e, primitive, arrays, out_avals)
         raise
+    return _outputs(primitive, bufs, out_avals)
+
+
+def _outputs(primitive, bufs, out_avals) -> list:
+    """The run's buffers as Arrays, checked when a debug flag asks."""
     if len(out_avals) == 1:
         outs = [Array(bufs[0], out_avals[0])]
     else:
@@ -190,14 +195,7 @@ def _run_on(primitive, arrays: list, params: dict, avals: tuple, place) -> list:
     except Exception as e:
         _raise_run_error(e, primitive, arrays, out_avals)
         raise
-    if len(out_avals) == 1:
-        outs = [Array(bufs[0], out_avals[0])]
-    else:
-        outs = [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
-    if _STATE["check_outputs"]:
-        for check in output_checks:
-            check(primitive, outs)
-    return outs
+    return _outputs(primitive, bufs, out_avals)
 
 
 def _onto_one_device(arrays: list, primitive) -> tuple[list, object]:

@@ -63,8 +63,9 @@ def _location(source) -> ir.Location:
     return ir.Location.name(scope, childLoc=loc) if scope else loc
 
 
-def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: list, args: list) -> list:
-    """Emit `jaxpr`'s equations at the current insertion point; returns the output values."""
+def jaxpr_environment(jaxpr: Jaxpr, consts: list, args: list) -> tuple[dict, object]:
+    """The MLIR value of each of `jaxpr`'s bound variables, and `read(atom)`: a variable's
+    value, or a literal as a constant (shared by every lowering of a jaxpr body)."""
     env: dict = {}
     for v, val in zip(jaxpr.constvars, consts, strict=True):
         env[v] = val
@@ -75,7 +76,12 @@ def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: list, args: list
         if isinstance(atom, Literal):
             return mlir.constant(np.asarray(atom.val, dtype=atom.aval.dtype))
         return env[atom]
+    return env, read
 
+
+def lower_jaxpr_body(mctx: ModuleContext, jaxpr: Jaxpr, consts: list, args: list) -> list:
+    """Emit `jaxpr`'s equations at the current insertion point; returns the output values."""
+    env, read = jaxpr_environment(jaxpr, consts, args)
     saved_token, mctx.token = mctx.token, None  # each body orders its own effects
     try:
         _lower_eqns(mctx, jaxpr.eqns, env, read)

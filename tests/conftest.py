@@ -108,11 +108,14 @@ def jit_dispatch(request):
 # --- balance under `pytest -n 2 --dist loadfile`: the slowest files first ---
 # xdist hands out whole files in collection order (with --no-loadscope-reorder; its default
 # orders by the number of tests, which sends a file of few slow tests, say the wheel builds,
-# last, where it alone forms the critical path while the other worker idles). Longest files
-# first, each next file to whichever worker frees up, ends the two workers within about the
-# length of the last (smallest) files. Costs: tests/file_costs.json, seconds per file measured
-# on a cold cache (regenerate with YAX_TEST_TIMES_JSON=tests/file_costs.json, see
-# docs/performance.md); a file not in it is estimated from its number of tests.
+# last, where it alone forms the critical path while the other worker idles). Checked in
+# xdist 3.8.0's scheduler/loadscope.py (LoadFileScheduling inherits it): each worker starts with
+# two files popped from the front of the queue, then gets the next one when it has at most 2
+# tests left. Longest files first, each next file to whichever worker frees up, ends the two
+# workers within about the length of the last (smallest) files. Costs: tests/file_costs.json,
+# seconds per file measured on a cold cache (regenerate with
+# YAX_TEST_TIMES_JSON=tests/file_costs.json and -n 1, see docs/performance.md); a file not in
+# it is estimated from its number of tests.
 _COSTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "file_costs.json")
 _SECONDS_PER_UNKNOWN_TEST = 0.3
 

@@ -27,7 +27,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check yax tests benchmarks examples
-	$(PY) -m pytest -n 2 --dist loadfile tests
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder tests
 
 # Benchmarks: a table on stdout, docs/_static/bench/results.json and PNG charts beside it.
 bench: $(BENCH_STAMP)

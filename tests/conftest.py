@@ -109,13 +109,107 @@ def jit_dispatch(request):
     yax.config.update("jit_cpp_dispatch", old)
 
 
-# --- where the suite's time goes: total call+setup time per test file, printed at the end ---
+# --- balance under `pytest -n 2 --dist loadfile`: the slowest files first ---
+# xdist hands out whole files in collection order (with --no-loadscope-reorder; its default
+# orders by the number of tests, which sends a file of few slow tests, say the wheel builds,
+# last, where it alone forms the critical path while the other worker idles). Checked in
+# xdist 3.8.0's scheduler/loadscope.py (LoadFileScheduling inherits it): each worker starts with
+# two files popped from the front of the queue, then gets the next one when it has at most 2
+# tests left. Longest files first, each next file to whichever worker frees up, ends the two
+# workers within about the length of the last (smallest) files. Costs: tests/file_costs.json,
+# seconds per file measured on a cold cache (regenerate with
+# YAX_TEST_TIMES_JSON=tests/file_costs.json and -n 1, see docs/performance.md); a file not in
+# it is estimated from its number of tests.
+_COSTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "file_costs.json")
+_SECONDS_PER_UNKNOWN_TEST = 0.3
+
+
+def _file_costs() -> dict:
+    import json
+    try:
+        with open(_COSTS_FILE) as f:
+            raw = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return {path: float(v["seconds"] if isinstance(v, dict) else v) for path, v in raw.items()}
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if os.environ.get("YAX_TEST_ORDER", "cost") != "cost":
+        return
+    costs = _file_costs()
+    by_file: dict = {}
+    for item in items:  # files keep their own order of tests; only the files are reordered
+        by_file.setdefault(item.nodeid.split("::")[0], []).append(item)
+
+    def cost(path):
+        known = costs.get(path)
+        return known if known is not None else _SECONDS_PER_UNKNOWN_TEST * len(by_file[path])
+    # sorted is stable and the keys are deterministic, so every xdist worker collects the
+    # same order (xdist aborts otherwise)
+    order = sorted(by_file, key=lambda path: (-cost(path), path))
+    items[:] = [item for path in order for item in by_file[path]]
+
+
+# --- where the suite's time goes: per test file, the time of its tests (setup, call and
+# teardown) and how much of it was XLA compiling (yax's programs and the jax oracle's), printed
+# at the end. Compile counts are the steady measure on a shared machine: wall time is noisy.
 _file_seconds: dict = {}
+_file_compiles: dict = {}  # path -> [yax compiles, yax compile s, jax compile s]
+_compile_clock = [0, 0.0, 0.0]
+
+
+def _time_compiles() -> None:
+    """Count and time every XLA compile (not disk-cache loads) of yax and of the jax oracle."""
+    import time
+
+    from yax.runtime import executable
+    compile_or_load = executable._compile_or_load
+
+    def timed(*args, **kwargs):
+        before, start = executable.stats["compiles"], time.perf_counter()
+        try:
+            return compile_or_load(*args, **kwargs)
+        finally:
+            if executable.stats["compiles"] != before:
+                _compile_clock[0] += 1
+                _compile_clock[1] += time.perf_counter() - start
+    executable._compile_or_load = timed
+    try:
+        import jax.monitoring
+
+        def on_duration(event, seconds, **_):
+            if event == "/jax/core/compile/backend_compile_duration":
+                _compile_clock[2] += seconds
+        jax.monitoring.register_event_duration_secs_listener(on_duration)
+    except Exception:  # a jax without monitoring: its compile time is just not shown
+        pass
+
+
+_time_compiles()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """The compiles of a test (setup to teardown) ride on its teardown report, so that under
+    xdist they reach the controller, which prints the summary."""
+    if call.when == "setup":
+        item._yax_compiles_before = list(_compile_clock)
+    outcome = yield
+    if call.when == "teardown":
+        before = getattr(item, "_yax_compiles_before", _compile_clock)
+        outcome.get_result().user_properties.append(
+            ("yax_compiles", [now - then for now, then in zip(_compile_clock, before)]))
 
 
 def pytest_runtest_logreport(report):
     path = report.nodeid.split("::")[0]
     _file_seconds[path] = _file_seconds.get(path, 0.0) + report.duration
+    for name, value in getattr(report, "user_properties", ()):
+        if name == "yax_compiles":
+            row = _file_compiles.setdefault(path, [0, 0.0, 0.0])
+            for i, v in enumerate(value):
+                row[i] += v
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -129,9 +223,25 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"second-order table: {covered}/{total} primitives"
                                     + (f" (missing: {', '.join(missing)})" if missing else ""))
     total = sum(_file_seconds.values())
-    terminalreporter.write_line(f"test time by file (total {total:.0f} s across workers):")
+    compiles = [sum(row[i] for row in _file_compiles.values()) for i in range(3)]
+    terminalreporter.write_line(
+        f"test time by file (total {total:.0f} s across workers; {compiles[0]} yax compiles "
+        f"took {compiles[1]:.0f} s, the jax oracle's {compiles[2]:.0f} s):")
+    terminalreporter.write_line("  seconds  yax compiles (s)  jax compile s  file")
     for path, seconds in sorted(_file_seconds.items(), key=lambda kv: -kv[1])[:15]:
-        terminalreporter.write_line(f"  {seconds:7.1f} s  {path}")
+        n, yax_s, jax_s = _file_compiles.get(path, (0, 0.0, 0.0))
+        terminalreporter.write_line(
+            f"  {seconds:7.1f}  {n:5d} ({yax_s:6.1f})  {jax_s:13.1f}  {path}")
+    out = os.environ.get("YAX_TEST_TIMES_JSON")
+    if out:  # every file's figures, for comparing two runs (scripts or by hand)
+        import json
+        with open(out, "w") as f:
+            json.dump({path: {"seconds": round(seconds, 3),
+                              "yax_compiles": _file_compiles.get(path, [0])[0],
+                              "yax_compile_s": round(_file_compiles.get(path, [0, 0.0])[1], 3),
+                              "jax_compile_s": round(
+                                  _file_compiles.get(path, [0, 0.0, 0.0])[2], 3)}
+                       for path, seconds in sorted(_file_seconds.items())}, f, indent=1)
 
 
 @pytest.fixture(autouse=True)

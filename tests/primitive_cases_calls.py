@@ -124,6 +124,17 @@ def _cj_jvp(primals, tangents):
     return _cj(x), (cos(x) * x + sin(x)) * t
 
 
+@yax.custom_batching.custom_vmap
+def _cvm(x):
+    return sin(x) * x
+
+
+@_cvm.def_vmap
+def _cvm_rule(axis_size, in_batched, x):
+    # the batched value computed as a whole (a real rule would call a batched kernel)
+    return sin(x) * x, in_batched[0]
+
+
 @yax.custom_vjp
 def _cv(x, y):
     return sin(x) * y
@@ -193,6 +204,8 @@ CALLS = {
         policy=yax.checkpoint_policies.save_only_these_names("h")), X),
     "custom_jvp_call": smooth(lambda x: sin(_cj(x)), X),
     "custom_vjp_call": smooth(lambda x, y: sin(_cv(x, y)), X, Y),
+    # derivatives through the function as written; vmap through the rule
+    "custom_vmap_call": smooth(lambda x: sin(_cvm(x)), X),
     # the linear map that `bwd` transposes, staged under reverse mode
     "custom_vjp_lin": smooth(lambda x, y: _cv(x * x, y), X, Y),
     "shard_map": smooth(_shard_map, X),

@@ -93,6 +93,8 @@ def test_debugging_doc_examples_run(capsys):
     text = (pathlib.Path(__file__).parent.parent / "docs" / "debugging.md").read_text()
     namespace: dict = {}
     for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
+        if block.startswith("# no-run"):  # as tests/test_docs_pages.py: waits on stdin
+            continue
         exec(compile(block, "docs/debugging.md", "exec"), namespace)
     out = capsys.readouterr().out
     assert "x = [0. 1. 2.], sum = 3.0" in out and "row [1. 0.]" in out and "w = [1. 1.]" in out

@@ -389,14 +389,8 @@ def _cumulative(combine, identity):
         buf0 = hlo.dynamic_broadcast_in_dim(mlir.aval_type(front), init, dims.shape(front.shape),
                                             mlir.dense_i64([]))
         n = _i32_of(dims, front.shape[0])
-        state = [mlir.constant(np.int32(0)), acc0, xt, buf0]
-        types = [v.type for v in state]
-        op = hlo.WhileOp(types, state)
-        cond = op.cond.blocks.append(*types)
-        with ir.InsertionPoint(cond):
-            hlo.return_([hlo.compare(cond.arguments[0], n, hlo.ComparisonDirectionAttr.get("LT"),
-                                     compare_type=hlo.ComparisonTypeAttr.get("SIGNED"))])
-        body = op.body.blocks.append(*types)
+        op, body = _counted_loop(n, [acc0, xt, buf0])
+        types = [r.type for r in op.results]
         with ir.InsertionPoint(body):
             inner = dims.child()
             i, acc, xs, buf = list(body.arguments)
@@ -518,14 +512,8 @@ def _scan(dims, ctx, *args, jaxpr, length, reverse, num_consts, num_carry, **_):
     ys0 = [_zeros(dims, _Out(a), shape=a.shape, dtype=a.dtype)
            for a in ctx.avals_out[num_carry:]]
     n_len = _i32_of(dims, length)
-    state = [mlir.constant(np.int32(0)), *args, *ys0]
-    types = [v.type for v in state]
-    op = hlo.WhileOp(types, state)
-    cond = op.cond.blocks.append(*types)
-    with ir.InsertionPoint(cond):
-        hlo.return_([hlo.compare(cond.arguments[0], n_len, hlo.ComparisonDirectionAttr.get("LT"),
-                                 compare_type=hlo.ComparisonTypeAttr.get("SIGNED"))])
-    body = op.body.blocks.append(*types)
+    op, body = _counted_loop(n_len, [*args, *ys0])
+    types = [r.type for r in op.results]
     with ir.InsertionPoint(body):
         dims = dims.child()
         i, *rest = list(body.arguments)
@@ -552,6 +540,19 @@ class _Out:
     def __init__(self, aval):
         self.avals_out = [aval]
 
+
+
+def _counted_loop(n, state: list):
+    """A `while i < n` op over (i = 0, *state): returns the op and its body block, into which the
+    caller emits the step (its first argument is the counter)."""
+    state = [mlir.constant(np.int32(0)), *state]
+    types = [v.type for v in state]
+    op = hlo.WhileOp(types, state)
+    cond = op.cond.blocks.append(*types)
+    with ir.InsertionPoint(cond):
+        hlo.return_([hlo.compare(cond.arguments[0], n, hlo.ComparisonDirectionAttr.get("LT"),
+                                 compare_type=hlo.ComparisonTypeAttr.get("SIGNED"))])
+    return op, op.body.blocks.append(*types)
 
 _DYNAMIC_RULES = {
     "broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "iota": _iota,

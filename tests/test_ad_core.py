@@ -162,7 +162,8 @@ def test_grad_jaxpr_of_mlp_is_clean():
         assert leftover not in text, leftover
     # one add_any: tanh's JVP written as jax writes it, (t + t*tanh)(1 - tanh) (jax's has it too)
     assert text.count("add_any") == 1
-    assert len(jaxpr.eqns) <= 25
+    # make_jaxpr keeps the unused primal work, as jax's does: 26 equations (jax 0.10.2's: 30)
+    assert len(jaxpr.eqns) <= 26
 
 
 def test_second_eager_grad_call_compiles_nothing():

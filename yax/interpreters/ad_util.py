@@ -77,7 +77,9 @@ def instantiate(x):
 
 def _add_any_abstract_eval(x, y):
     assert (x.shape, x.dtype) == (y.shape, y.dtype), (x, y)
-    return ShapedArray(x.shape, x.dtype)
+    # weak when both summands are (JAX keeps the first's type): a sum of weakly typed
+    # cotangents stays weak, so a gradient needs no cast back to its primal's weak type
+    return ShapedArray(x.shape, x.dtype, weak_type=x.weak_type and y.weak_type)
 
 
 def _add_any_jvp(primals, tangents):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import contextvars
+import functools
 import itertools
 import warnings
 
@@ -156,14 +157,14 @@ class StagingTrace(Trace):
         self.eqns.append(Eqn(primitive, atoms, params, outvars, source))
         return [StagingTracer(self, v, source) for v in outvars]
 
-    def to_jaxpr(self, outs) -> ClosedJaxpr:
+    def to_jaxpr(self, outs, dce: bool = True) -> ClosedJaxpr:
         outvars = []
         for x in outs:
             atom = self.to_atom(x)
             if isinstance(atom, Literal):  # outputs must be vars: keep the literal as a const
                 atom = self._const_var(np.asarray(atom.val, atom.aval.dtype), atom.aval)
             outvars.append(atom)
-        eqns = dead_code_eliminated(self.eqns, outvars)
+        eqns = dead_code_eliminated(self.eqns, outvars) if dce else list(self.eqns)
         used = {a for e in eqns for a in e.inputs if isinstance(a, Var)} | set(outvars)
         # constants only the dropped equations read are dropped too
         kept = [(v, c) for v, c in zip(self.const_vars.values(), self.const_values) if v in used]
@@ -234,7 +235,8 @@ def _literal(x) -> Literal:
     return Literal(val, ShapedArray((), dt, weak))
 
 
-def trace_to_jaxpr(fun, in_avals, *, name: str = "fun", origin=None) -> ClosedJaxpr:
+def trace_to_jaxpr(fun, in_avals, *, name: str = "fun", origin=None,
+                   dce: bool = True) -> ClosedJaxpr:
     """Trace `fun(*tracers)` (flat arguments, flat list of outputs) into a closed jaxpr.
 
     The jaxpr's consts may include tracers of enclosing transformations; callers that stage the
@@ -243,11 +245,13 @@ def trace_to_jaxpr(fun, in_avals, *, name: str = "fun", origin=None) -> ClosedJa
     a traced value depends on: one name per input, or `(fun, in_tree, static_positions)` of a
     jitted function whose flat inputs are the leaves of `(dynamic_args, dynamic_kwargs)` (the
     names are then worked out only when an error needs them).
+    `dce=False` keeps equations whose results nothing reads (make_jaxpr shows them, as JAX's
+    does, with `_` binders); every program that is run or transformed drops them.
     """
     trace = StagingTrace(current_trace())
     trace.origin_info = (name, origin)
     args = [trace.new_arg(a) for a in in_avals]
-    closed = run_in_trace(trace, fun, args, trace.to_jaxpr)
+    closed = run_in_trace(trace, fun, args, functools.partial(trace.to_jaxpr, dce=dce))
     _warn_if_large(closed.jaxpr, name)
     if config.enable_checks:
         check_jaxpr(closed.jaxpr)

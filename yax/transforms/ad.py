@@ -377,7 +377,7 @@ def _one_like(value):
     leaf = tree_util.tree_leaves(value)[0]
     aval = aval_of(leaf)
     # a typed literal: staged programs show `1.0:f32[]` rather than capturing a constant
-    one = TypedScalar(1, aval.dtype, weak_type=False)
+    one = TypedScalar(1, aval.dtype, weak_type=aval.weak_type)  # as JAX: ones_like(out)
     return tree_util.tree_unflatten(tree_util.tree_structure(value), [one])
 
 

@@ -55,7 +55,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape: bool = False
 
         with bind_mesh_axes(env):
             closed = trace_to_jaxpr(flat_fun, [leaf_aval(x) for x in leaves],
-                                    name=getattr(fun, "__name__", "fun"))
+                                    name=getattr(fun, "__name__", "fun"), dce=False)
         if return_shape:
             return closed, tree_util.tree_unflatten(out_tree_box[0], closed.out_avals)
         return closed

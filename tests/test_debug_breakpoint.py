@@ -27,7 +27,7 @@ def _session(fn, commands: str, *args):
 
 def _printed_arrays(text: str) -> list[np.ndarray]:
     """The arrays the debugger printed with `p` (NumPy reprs), in order."""
-    lines = [ln.removeprefix("(yaxdb) ") for ln in text.splitlines()]
+    lines = [ln.removeprefix("(jdb) ") for ln in text.splitlines()]
     return [eval(ln, {"array": np.array, "float32": np.float32})  # noqa: S307 (our own output)
             for ln in lines if ln.startswith("array(")]
 
@@ -58,16 +58,18 @@ def test_frames_up_down_where_and_list():
 
     yax.jit(outer)(jnp.ones(2))
     text = out.getvalue()
-    assert "outer()" in text and "inner()" in text
+    assert text.startswith("Entering jdb:\n(jdb) ")  # jax's jdb greeting and prompt
+    assert "->          return inner(z + 1)" in text  # `u`: the caller's line, in context
+    assert "Traceback:" in text and text.count('  File "') >= 2  # `w`: the stack
     assert "array([1., 1.], dtype=float32)" in text   # z in the caller's frame
     assert "array([6., 6.], dtype=float32)" in text   # w back in inner
-    assert "NameError" in text                        # an error in an expression: stays open
+    assert "*** NameError" in text                    # an error in an expression: stays open
     assert "yax.debug.breakpoint(" in text            # `l` shows the source
 
 
 def test_vmap_stops_once_per_element_and_grad_sees_primals():
     _, text = _session(yax.vmap, "p y\nc\n" * 3, jnp.arange(2.0))
-    assert text.count("(yaxdb) array(") == 2
+    assert text.count("(jdb) array(") == 2
     np.testing.assert_allclose(_printed_arrays(text), [0.0, 2 * np.sin(1.0)], rtol=1e-6)
     g, text = _session(lambda f: yax.grad(lambda x: f(x).sum()), "p y\nc\n", jnp.zeros(2))
     np.testing.assert_allclose(g, [2.0, 2.0])
@@ -84,8 +86,8 @@ def test_in_scan_once_per_iteration():
 
     yax.jit(lambda xs: yax.lax.scan(body, 0.0, xs))(jnp.arange(3.0))
     assert [line for line in out.getvalue().splitlines() if "array(" in line] == [
-        "(yaxdb) array(0., dtype=float32)", "(yaxdb) array(1., dtype=float32)",
-        "(yaxdb) array(3., dtype=float32)"]
+        "(jdb) array(0., dtype=float32)", "(jdb) array(1., dtype=float32)",
+        "(jdb) array(3., dtype=float32)"]
 
 
 def test_token_is_returned_and_quit_stops_the_program():

@@ -11,7 +11,7 @@ inspection commands:
     p EXPR / pp EXPR   evaluate an expression in the current frame and print it (repr / pformat)
     EXPR               the same as `p EXPR`
     u(p) / d(own)      move to the caller's / callee's frame
-    w(here), bt        print the stack, the current frame marked
+    w(here), bt        print the stack as a traceback, innermost frame last
     l(ist) / ll        source around the current line / the whole function
     c(ont(inue))       leave the debugger; the program goes on
     q(uit), EOF        leave the debugger and raise in the program (as jax's debugger)
@@ -80,9 +80,11 @@ def _user_frames(filter_frames: bool, num_frames: int | None) -> list[DebuggerFr
 
 
 class CliDebugger(cmd.Cmd):
-    """The command loop over `frames` (innermost first) once their values are known."""
+    """The command loop over `frames` (innermost first) once their values are known. Its prompt,
+    greeting and listings are those of jax's `jdb`, so a session reads the same under both."""
 
-    prompt = "(yaxdb) "
+    prompt = "(jdb) "
+    intro = "Entering jdb:"
     use_rawinput = False
 
     def __init__(self, frames: list[DebuggerFrame], stdin=None, stdout=None):
@@ -100,11 +102,18 @@ class CliDebugger(cmd.Cmd):
     def _eval(self, expr: str):
         return eval(expr, self.frame.globals, self.frame.locals)  # noqa: S307 (a debugger)
 
-    def _where_line(self, i: int) -> str:
-        f = self.frames[i]
-        mark = "->" if i == self.index else "  "
-        line = linecache.getline(f.filename, f.lineno).strip()
-        return f"{mark} {f.filename}({f.lineno}) {f.function}()\n     {line}"
+    def _line(self, f: DebuggerFrame, n: int) -> str:
+        return linecache.getline(f.filename, n).rstrip()
+
+    def _show_context(self, before: int, after: int) -> None:
+        """`> file(line)`, then the source from `before` lines above to `after` below, the
+        current line marked `->`."""
+        f = self.frame
+        self._say(f"> {f.filename}({f.lineno})")
+        first = max(f.lineno - before, f.offset)
+        last = min(f.lineno + after, f.offset + max(len(f.source) - 1, 0))
+        for n in range(first, last + 1):
+            self._say(("->  " if n == f.lineno else "    ") + self._line(f, n))
 
     def _show_lines(self, first: int, last: int) -> None:
         f = self.frame
@@ -115,12 +124,10 @@ class CliDebugger(cmd.Cmd):
             mark = "->" if n == f.lineno else "  "
             self.stdout.write(f"{n:4d} {mark} {text.rstrip()}\n")
 
-    # ------------------------------------------------------------------ commands
-    def preloop(self) -> None:
-        self._say("Entering yax debugger (debug.breakpoint): values are those the program "
-                  "computed; 'c' continues, 'h' lists the commands.")
-        self._say(self._where_line(self.index))
+    def _show_error(self) -> None:
+        self._say("*** " + traceback.format_exception_only(*sys.exc_info()[:2])[-1].strip())
 
+    # ------------------------------------------------------------------ commands
     def default(self, line: str) -> None:
         self.do_p(line)
 
@@ -132,14 +139,14 @@ class CliDebugger(cmd.Cmd):
         try:
             self._say(repr(self._eval(arg)))
         except Exception:  # noqa: BLE001  (the user's expression; show its error, stay)
-            self._say("".join(traceback.format_exception_only(*sys.exc_info()[:2])).rstrip())
+            self._show_error()
 
     def do_pp(self, arg: str) -> None:
         """pp EXPR: pretty-print EXPR evaluated in the current frame."""
         try:
             self._say(pprint.pformat(self._eval(arg)))
         except Exception:  # noqa: BLE001
-            self._say("".join(traceback.format_exception_only(*sys.exc_info()[:2])).rstrip())
+            self._show_error()
 
     def do_up(self, arg: str) -> None:
         """u(p): to the caller's frame."""
@@ -147,7 +154,7 @@ class CliDebugger(cmd.Cmd):
             self._say("At topmost frame.")
         else:
             self.index += 1
-        self._say(self._where_line(self.index))
+        self._show_context(3, 2)
 
     def do_down(self, arg: str) -> None:
         """d(own): to the callee's frame."""
@@ -155,19 +162,22 @@ class CliDebugger(cmd.Cmd):
             self._say("At bottommost frame.")
         else:
             self.index -= 1
-        self._say(self._where_line(self.index))
+        self._show_context(3, 2)
 
     def do_where(self, arg: str) -> None:
-        """w(here): the stack, innermost frame last, the current one marked '->'."""
-        for i in reversed(range(len(self.frames))):
-            self._say(self._where_line(i))
+        """w(here): the stack as a traceback, innermost frame last."""
+        lines = ["Traceback:"]
+        for f in reversed(self.frames):
+            lines.append(f'  File "{f.filename}", line {f.lineno}')
+            lines.append("    " + (self._line(f, f.lineno).strip() or "<no source>"))
+        self._say("\n".join(lines))
 
     def do_list(self, arg: str) -> None:
         """l(ist): the source lines around the current line."""
-        self._show_lines(max(self.frame.lineno - 5, 1), self.frame.lineno + 5)
+        self._show_context(6, 5)
 
     def do_longlist(self, arg: str) -> None:
-        """ll: the whole source of the current function."""
+        """ll: the whole source of the current function, with line numbers."""
         f = self.frame
         self._show_lines(f.offset, f.offset + max(len(f.source) - 1, 0))
 
@@ -180,16 +190,13 @@ class CliDebugger(cmd.Cmd):
         self.quit_requested = True
         return True
 
-    def do_EOF(self, arg: str) -> bool:  # noqa: N802 (cmd's name for end of input)
-        self._say("")
-        return self.do_quit(arg)
-
     def do_help(self, arg: str) -> None:
         self._say(__doc__.split("pdb's\ninspection commands:\n\n")[1].split("\n\n")[0])
 
     do_u, do_d, do_w, do_bt, do_l, do_ll = do_up, do_down, do_where, do_where, do_list, do_longlist
     do_c = do_cont = do_continue
-    do_q, do_exit, do_h = do_quit, do_quit, do_help
+    do_q = do_exit = do_EOF = do_quit  # noqa: N815 (cmd's name for end of input)
+    do_h = do_help
 
 
 def _run_debugger(frames: list[DebuggerFrame], **kwargs) -> None:

@@ -46,8 +46,11 @@ def cholesky(x, *, symmetrize_input: bool = True):
     Example: `L = lax.linalg.cholesky(a); a ~= L @ L.T`.
     """
     x = as_operand(x)
-    if symmetrize_input:
-        x = symmetrize(x)
+    C.check_matrix("cholesky", x.aval, square=True)
+    # the primitive's derivative assumes a Hermitian operand: without symmetrising, give it the
+    # Hermitian matrix LAPACK reads (the lower triangle, mirrored): the same value, and the
+    # derivative of the function computed
+    x = symmetrize(x) if symmetrize_input else C.hermitian_part_of_triangle(x, lower=True)
     return bind(cholesky_p, x)
 
 

@@ -26,6 +26,35 @@ def _exp2_lower(ctx, x):
     return [hlo.exponential(hlo.multiply(x, log2))]
 
 
+def _sin_cos_lower(real_op, which: str):
+    """sin/cos lowerings: the StableHLO op for real operands; for complex ones, the identities
+    sin(a + ib) = sin a cosh b + i cos a sinh b and cos(a + ib) = cos a cosh b - i sin a sinh b,
+    with sinh and cosh made from expm1 (no cancellation for small |b|) and an exactly zero
+    imaginary part (sin) or real part kept finite (cos) when a = 0. This is JAX's complex
+    sin/cos, so complex results and derivatives round as JAX's."""
+    def rule(ctx, x, **params):
+        aval, = ctx.avals_in
+        if not np.issubdtype(aval.dtype, np.complexfloating):
+            return [real_op(x)]
+        part = type(aval)(aval.shape, np.finfo(aval.dtype).dtype)
+        zero, two = mlir.full_like_aval(0, part), mlir.full_like_aval(2, part)
+        a, b = hlo.real(x), hlo.imag(x)
+        sn, cs = hlo.sine(a), hlo.cosine(a)
+        e1m, e2m = hlo.exponential_minus_one(b), hlo.exponential_minus_one(hlo.negate(b))
+        sinh_b = hlo.divide(hlo.subtract(e1m, e2m), two)
+        cosh_b = hlo.divide(hlo.add(hlo.add(e1m, e2m), two), two)
+        a_is_zero = hlo.compare(a, zero, hlo.ComparisonDirectionAttr.get("EQ"),
+                                compare_type=hlo.ComparisonTypeAttr.get("FLOAT"))
+        if which == "sin":
+            re, im = hlo.multiply(sn, cosh_b), hlo.multiply(cs, sinh_b)
+            special = hlo.complex(zero, im)
+        else:
+            re, im = hlo.multiply(cs, cosh_b), hlo.multiply(hlo.negate(sn), sinh_b)
+            special = hlo.complex(re, zero)
+        return [hlo.select(a_is_zero, special, hlo.complex(re, im))]
+    return rule
+
+
 def _trigamma(x):
     """psi'(x), the derivative of digamma, built from primitives (so it differentiates again).
 
@@ -71,8 +100,9 @@ UNARY_TABLE = [
      lambda t, out, x: lax.mul(t, lax.mul(lax.div(out, x), -0.5))),
     ("cbrt", "float", op_lower(hlo.cbrt), None,
      lambda t, out, x: lax.mul(t, lax.mul(1 / 3, lax.integer_pow(out, -2)))),
-    ("sin", "inexact", op_lower(hlo.sine), None, lambda t, out, x: lax.mul(t, lax.cos(x))),
-    ("cos", "inexact", op_lower(hlo.cosine), None,
+    ("sin", "inexact", _sin_cos_lower(hlo.sine, "sin"), None,
+     lambda t, out, x: lax.mul(t, lax.cos(x))),
+    ("cos", "inexact", _sin_cos_lower(hlo.cosine, "cos"), None,
      lambda t, out, x: lax.mul(t, lax.neg(lax.sin(x)))),
     ("tan", "inexact", op_lower(hlo.tan), None,
      lambda t, out, x: lax.mul(t, lax.add(lax.square(out), 1.0))),

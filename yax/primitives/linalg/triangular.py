@@ -53,18 +53,20 @@ def _cholesky_lower(ctx, a):
 def _cholesky_jvp(primals, tangents):
     """L_dot = L Phi(L^{-1} A_dot L^{-H}), Phi = lower triangle with the diagonal halved.
 
-    A_dot is first restricted to what the primitive reads (its lower triangle, mirrored)."""
+    A Hermitian A_dot is assumed: the wrappers give the primitive a Hermitian operand (yax.lax's
+    `cholesky` symmetrises it, or restricts it to the triangle the routine reads), so the
+    tangent is Hermitian too. The solves run in jax's order (right, then left), so eager
+    derivatives round as jax's."""
     a, = primals
     a_dot, = tangents
     l = cholesky_p.bind(a)
     if type(a_dot) is Zero:
         return [l], [Zero(l.aval)]
-    a_dot = C.hermitian_part_of_triangle(a_dot, lower=True)
-    tmp = triangular_solve(l, a_dot, left_side=True, lower=True)
-    tmp = triangular_solve(l, tmp, left_side=False, lower=True, transpose_a=True,
+    tmp = triangular_solve(l, a_dot, left_side=False, lower=True, transpose_a=True,
                            conjugate_a=True)
-    phi = lax.sub(C.tril(tmp), lax.mul(C.diag_embed(C.diag_part(tmp)), 0.5))
-    return [l], [C.matmul(l, phi)]
+    tmp = triangular_solve(l, tmp, left_side=True, lower=True)
+    halve_diagonal = lax.add(C.eye_like(tmp), lax.full_like(tmp, 1))  # 2 on it, 1 elsewhere
+    return [l], [C.matmul(l, lax.div(C.tril(tmp), halve_diagonal))]
 
 
 cholesky_p = Primitive("cholesky", abstract_eval=_cholesky_abstract_eval, lower=_cholesky_lower,

@@ -103,9 +103,11 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 
 def _is_xla_runtime_error(exc: BaseException) -> bool:
-    """jaxlib's own runtime error class (read by name: only the runtime floor imports jaxlib)."""
+    """jaxlib's own runtime error class (read by name: only the runtime floor imports jaxlib;
+    jax renames its module to jax.errors)."""
     kind = type(exc)
-    return kind.__name__ == "JaxRuntimeError" and kind.__module__.startswith("jaxlib")
+    return kind.__name__ == "JaxRuntimeError" and kind.__module__.split(".")[0] in ("jax",
+                                                                                   "jaxlib")
 
 
 def raise_if_out_of_memory(exc: BaseException, avals, what: str) -> None:

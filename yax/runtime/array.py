@@ -101,9 +101,10 @@ class Array(metaclass=_ArrayMeta):
 
     def copy_to_host_async(self) -> None:
         """Start copying the value to the host, so that a later `np.asarray(x)` need not wait
-        for it (counted as a device-to-host transfer by the transfer guards)."""
+        for it (an explicit device-to-host transfer for the transfer guards)."""
         if self._npy is None:
-            guards.check("device_to_host", self._describe)
+            with guards.explicit():
+                guards.check("device_to_host", self._describe)
             transfer.copy_to_host_async(self.buffer)
 
     def __array__(self, dtype=None, copy=None):

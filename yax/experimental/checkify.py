@@ -21,7 +21,7 @@ from yax.core.trace import Tracer, bind
 from yax.interpreters import checkify as _interp
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.primitives.checkify_rules import default_rule
-from yax.primitives.checks import check_message, check_p, debug_check_p, payload_width, render_site
+from yax.primitives.checks import check_message, check_p, payload_width, render_site
 
 user_checks = frozenset({"user"})
 nan_checks = frozenset({"nan"})
@@ -165,7 +165,7 @@ def debug_check(pred, msg: str, *fmt_args, **fmt_kwargs) -> None:
       >>> checkify.checkify(f)(-1.)[0].get()      # 'x must be positive, got -1.0 (at ...)'
     """
     leaves, fmt_tree = check_message(msg, fmt_args, fmt_kwargs)
-    bind(debug_check_p, pred, *leaves, msg=msg, fmt_tree=fmt_tree)
+    bind(check_p, pred, *leaves, msg=msg, fmt_tree=fmt_tree, debug=True)
 
 
 def check_error(error: Error) -> None:

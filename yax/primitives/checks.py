@@ -9,8 +9,8 @@ Inside `checkify` it becomes part of the error state (its checkify rule binds no
 else it still works: eagerly it raises at once, under jit a host callback raises when the
 compiled program runs. It has an effect, so it is never dropped as dead code.
 
-`debug_check` (`checkify.debug_check`) is the same check that only `checkify` sees: outside it
-its evaluation and lowering do nothing.
+`checkify.debug_check` binds it with `debug=True`: a check only `checkify` sees (outside it,
+evaluation and lowering do nothing).
 """
 
 from __future__ import annotations
@@ -66,13 +66,17 @@ def _raise_if_false(pred, args, msg, fmt_tree, location):
         raise errors.CheckifyError(render(msg, fmt_tree, args), location)
 
 
-def _check_impl(pred, *args, msg, fmt_tree):
-    _raise_if_false(np.asarray(pred), args, msg, fmt_tree, None)
+def _check_impl(pred, *args, msg, fmt_tree, debug=False):
+    if not debug:
+        _raise_if_false(np.asarray(pred), args, msg, fmt_tree, None)
     return []
 
 
-def _check_lower(ctx, pred, *args, msg, fmt_tree):
-    """Outside `checkify` a check still works: a host check raises when the program runs."""
+def _check_lower(ctx, pred, *args, msg, fmt_tree, debug=False):
+    """Outside `checkify` a check still works: a host check raises when the program runs (a
+    debug check does nothing)."""
+    if debug:
+        return []
     location = tuple(ctx.source) if ctx.source is not None else None
 
     def run(p, *a):
@@ -83,16 +87,16 @@ def _check_lower(ctx, pred, *args, msg, fmt_tree):
                            ordered=False, vmap_method=None)
 
 
-def _check_jvp(primitive, primals, tangents, *, msg, fmt_tree):
-    bind(primitive, *primals, msg=msg, fmt_tree=fmt_tree)
+def _check_jvp(primals, tangents, **params):
+    bind(check_p, *primals, **params)
     return [], []
 
 
-def _check_batch(primitive, args, dims, *, msg, fmt_tree):
+def _check_batch(args, dims, **params):
     size = axis_size_of(args, dims)
     pred = move_batch_axis(args[0], dims[0], 0, size)
     rest = [move_batch_axis(a, d, 0, size) for a, d in zip(args[1:], dims[1:])]
-    bind(primitive, pred, *rest, msg=msg, fmt_tree=fmt_tree)
+    bind(check_p, pred, *rest, **params)
     return [], []
 
 
@@ -112,7 +116,7 @@ def payload_width(jaxpr) -> int:
     """The payload width the checks of `jaxpr` (and of its sub-programs) need."""
     width = PAYLOAD
     for eqn in jaxpr.eqns:
-        if eqn.primitive is check_p or eqn.primitive is debug_check_p:
+        if eqn.primitive is check_p:
             pred_shape = eqn.inputs[0].aval.shape
             width = max(width, sum(_slots(a.aval, pred_shape) for a in eqn.inputs[1:]))
         for sub in subjaxprs(eqn):
@@ -128,7 +132,7 @@ def _as_payload(a, aval):
     return a
 
 
-def _check_checkify(error, pred, *fmt_args, msg, fmt_tree):
+def _check_checkify(error, pred, *fmt_args, msg, fmt_tree, debug=False):
     """Functionalized: the check becomes part of the error state and is not bound."""
     if "user" not in error.enabled:
         return error, []
@@ -167,19 +171,8 @@ def render_site(template: str, layout, payload) -> str:
     return template.format(*args, **kwargs)
 
 
-def _make_check(name: str, impl, lower) -> Primitive:
-    """check_p and debug_check_p: one abstract eval, jvp, batching and checkify rule."""
-    prim = Primitive(name, multiple_results=True,
-                     abstract_eval=lambda pred, *args, msg, fmt_tree: [],
-                     impl=impl, lower=lower,
-                     jvp=lambda primals, tangents, **p: _check_jvp(prim, primals, tangents, **p),
-                     batch=lambda args, dims, **p: _check_batch(prim, args, dims, **p),
-                     checkify=_check_checkify)
-    prim.has_effect = lambda params: True  # never dropped as dead code (checkify must see it)
-    return prim
-
-
-check_p = _make_check("check", _check_impl, _check_lower)
-# outside checkify a debug check does nothing: no evaluation, no host callback
-debug_check_p = _make_check("debug_check", lambda *args, msg, fmt_tree: [],
-                            lambda ctx, *args, msg, fmt_tree: [])
+check_p = Primitive("check", multiple_results=True,
+                    abstract_eval=lambda pred, *args, msg, fmt_tree, debug=False: [],
+                    impl=_check_impl, lower=_check_lower, jvp=_check_jvp, batch=_check_batch,
+                    checkify=_check_checkify)
+check_p.has_effect = lambda params: True  # never dropped as dead code (checkify must see it)

@@ -203,9 +203,16 @@ def test_device_to_device_guard_on_two_devices():
         with yax.transfer_guard("disallow"):
             z = yax.device_put(y, d[1])   # explicit: allowed, and no host transfer counted
             print("moved", z.device == d[1])
+        # a jit argument resharded to the in_shardings: implicit (jax refuses it too)
+        s = yax.sharding.NamedSharding(yax.make_mesh((2,), ("x",)), yax.P("x"))
+        g = yax.jit(lambda a: a * 2, in_shardings=s)
+        x = jnp.arange(4.0)
+        g(x)
+        with yax.transfer_guard_device_to_device("disallow"):
+            print("jit reshard", t(lambda: g(x)), t(lambda: g(yax.device_put(x, s))))
     """, n=2)
-    assert out.split("\n")[:3] == ["disallow ok refused", "disallow_explicit refused refused",
-                                   "moved True"]
+    assert out.split("\n")[:4] == ["disallow ok refused", "disallow_explicit refused refused",
+                                   "moved True", "jit reshard refused ok"]
 
 
 # --- default_matmul_precision ---------------------------------------------------------------

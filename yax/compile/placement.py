@@ -162,8 +162,8 @@ class ArgumentPlacer:
             self._ok[i][js] = ok
         if ok:
             return buf
-        guards.check("device_to_device", lambda: f"aval={aval.str_short()}, from {js} to "
-                                                 f"{self.want[i]}")
+        guards.check("device_to_device", lambda: f"aval={aval.str_short()}, from "
+                                                 f"{self._bridge.from_jax(js)} to {self.want[i]}")
         return transfer.device_put_sharded(np.asarray(buf), self.want[i])
 
     def place_all(self, bufs, avals) -> list:

@@ -8,8 +8,11 @@
 from yax import errors  # noqa: F401
 from yax.config import config  # noqa: F401
 from yax.config import (  # noqa: F401  (jax's top-level option context managers)
-    debug_infs, debug_nans, enable_checks, enable_x64, explain_cache_misses, log_compiles,
-    numpy_dtype_promotion, numpy_rank_promotion)
+    check_tracer_leaks, debug_infs, debug_key_reuse, debug_nans, default_matmul_precision,
+    default_prng_impl, enable_checks, enable_custom_prng, enable_x64, explain_cache_misses,
+    legacy_prng_key, log_compiles, no_tracing, numpy_dtype_promotion, numpy_rank_promotion,
+    softmax_custom_jvp, threefry_partitionable, transfer_guard, transfer_guard_device_to_device,
+    transfer_guard_device_to_host, transfer_guard_host_to_device)
 from yax.interpreters import eager as _eager  # noqa: F401  (installs the eager trace)
 from yax import lax  # noqa: F401
 
@@ -62,10 +65,12 @@ from yax import flatten_util, stages, typing  # noqa: E402,F401
 from yax.runtime.backend import Device  # noqa: E402,F401
 from yax import custom_batching  # noqa: E402,F401
 from yax._jax_names.toplevel import (  # noqa: E402,F401
+    copy_to_host_async,
     float0,
     host_count,
     host_id,
     host_ids,
+    live_arrays,
     named_call,
     print_environment_info,
     process_indices,

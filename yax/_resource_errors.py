@@ -102,11 +102,22 @@ def is_out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and any(m in str(exc) for m in _OOM_MARKERS)
 
 
+def _is_xla_runtime_error(exc: BaseException) -> bool:
+    """jaxlib's own runtime error class (read by name: only the runtime floor imports jaxlib;
+    jax renames its module to jax.errors)."""
+    kind = type(exc)
+    return kind.__name__ == "JaxRuntimeError" and kind.__module__.split(".")[0] in ("jax",
+                                                                                   "jaxlib")
+
+
 def raise_if_out_of_memory(exc: BaseException, avals, what: str) -> None:
     """Call in an `except` clause: re-raise an out-of-memory `exc` as `DeviceOutOfMemoryError`
-    naming `avals` (anything with .shape and .dtype, or (shape, dtype) pairs); else return so
-    the caller re-raises `exc` unchanged."""
+    naming `avals` (anything with .shape and .dtype, or (shape, dtype) pairs), and any other
+    failure XLA's runtime reported as `yax.errors.JaxRuntimeError` (the original is its
+    `__cause__`); else return so the caller re-raises `exc` unchanged."""
     if not is_out_of_memory(exc):
+        if _is_xla_runtime_error(exc):
+            raise errors.JaxRuntimeError(f"{what}: {exc}") from exc
         return
     pairs = [(a.shape, a.dtype) if hasattr(a, "shape") else tuple(a) for a in avals]
     detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -63,6 +63,44 @@ _OPTIONS = {
     # NumPy-compatibility modes: yax implements jax's defaults only (see _ONLY_VALUES)
     "numpy_dtype_promotion": (None, None, "standard"),
     "numpy_rank_promotion": (None, None, "allow"),
+    # transfer guards (docs/debugging.md): None is "allow"; `transfer_guard` sets all three
+    "transfer_guard_host_to_device": (None, None, None),
+    "transfer_guard_device_to_host": (None, None, None),
+    "transfer_guard_device_to_device": (None, None, None),
+    "transfer_guard": (None, None, None),
+    # dot/matmul/conv operands given precision=None lower with this precision (None: DEFAULT)
+    "default_matmul_precision": (None, None, None),
+    # jit's tracing raises while set (a program that must hit the cache)
+    "no_tracing": (None, None, False),
+    # options of jax's random and nn of which yax implements one value (see _ONLY_VALUES)
+    "check_tracer_leaks": (None, None, False),
+    "softmax_custom_jvp": (None, None, False),
+    "threefry_partitionable": (None, None, True),
+    "debug_key_reuse": (None, None, False),
+    "legacy_prng_key": (None, None, "allow"),
+    "enable_custom_prng": (None, None, False),
+    "default_prng_impl": (None, None, "threefry2x32"),
+}
+
+TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+# jax's legacy precision names -> the XLA precision both operands get
+MATMUL_PRECISIONS = {"default": "DEFAULT", "bfloat16": "DEFAULT", "high": "HIGH",
+                     "tensorfloat32": "HIGH", "highest": "HIGHEST", "float32": "HIGHEST"}
+# jax's dot-algorithm presets: accepted names, but yax has no dot algorithms (lax.DotAlgorithm)
+_DOT_ALGORITHM_PRESETS = (
+    "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+    "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+    "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "BF16_BF16_F32_X9",
+    "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64")
+
+# Options whose value is one of a few names (None allowed where listed): another is a ValueError.
+_CHOICES = {
+    **{f"transfer_guard{d}": (None, *TRANSFER_GUARD_LEVELS)
+       for d in ("", "_host_to_device", "_device_to_host", "_device_to_device")},
+    "default_matmul_precision": (None, *MATMUL_PRECISIONS, *_DOT_ALGORITHM_PRESETS),
+    "legacy_prng_key": ("allow", "warn", "error"),
+    "default_prng_impl": ("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32",
+                          "philox4x32"),
 }
 
 # Options of which yax implements one value: setting another is an error, not a silent no-op.
@@ -71,6 +109,18 @@ _ONLY_VALUES = {
                               "'strict' (no implicit promotion) is not implemented"),
     "numpy_rank_promotion": ("allow", "arrays of different ranks broadcast as in NumPy; "
                              "'warn'/'raise' are not implemented"),
+    "check_tracer_leaks": (False, "a leaked tracer is reported when it is used after its "
+                           "transformation ended (UnexpectedTracerError); checking for leaks "
+                           "when a trace completes is not implemented"),
+    "softmax_custom_jvp": (False, "nn.softmax is differentiated through its definition (jax's "
+                           "default); the custom_jvp rule is not implemented"),
+    "threefry_partitionable": (True, "yax.random draws the bits of jax's partitionable "
+                               "threefry (jax's default); the older scheme is not implemented"),
+    "debug_key_reuse": (False, "key-reuse checking is not implemented"),
+    "legacy_prng_key": ("allow", "raw uint32 keys are accepted by yax.random; 'warn'/'error' "
+                        "are not implemented"),
+    "enable_custom_prng": (False, "the custom PRNG upgrade is not implemented"),
+    "default_prng_impl": ("threefry2x32", "yax.random implements threefry2x32 only"),
 }
 
 _ALIASES = {"jax_enable_x64": "enable_x64", "yax_enable_x64": "enable_x64",
@@ -84,7 +134,13 @@ _ALIASES = {"jax_enable_x64": "enable_x64", "yax_enable_x64": "enable_x64",
             "jax_persistent_cache_max_bytes": "compilation_cache_max_bytes",
             "jax_default_device": "default_device",
             "jax_numpy_dtype_promotion": "numpy_dtype_promotion",
-            "jax_numpy_rank_promotion": "numpy_rank_promotion"}
+            "jax_numpy_rank_promotion": "numpy_rank_promotion",
+            **{f"jax_{name}": name for name in (
+                "transfer_guard", "transfer_guard_host_to_device",
+                "transfer_guard_device_to_host", "transfer_guard_device_to_device",
+                "default_matmul_precision", "no_tracing", "check_tracer_leaks",
+                "softmax_custom_jvp", "threefry_partitionable", "debug_key_reuse",
+                "legacy_prng_key", "enable_custom_prng", "default_prng_impl")}}
 
 
 class Config:
@@ -108,10 +164,21 @@ class Config:
         name = _ALIASES.get(name, name)
         if name not in _OPTIONS:
             raise ValueError(f"unknown config option {name!r}; known: {', '.join(self._KNOWN)}")
+        choices = _CHOICES.get(name)
+        if choices is not None and value not in choices:
+            raise ValueError(f"config option {name!r} must be one of {list(choices)}, got "
+                             f"{value!r}")
         only = _ONLY_VALUES.get(name)
         if only is not None and value != only[0]:
             raise NotImplementedError(f"config option {name!r}: yax supports only {only[0]!r} "
                                       f"({only[1]}), got {value!r}")
+        if name == "default_matmul_precision" and value in _DOT_ALGORITHM_PRESETS:
+            raise NotImplementedError(f"default_matmul_precision={value!r}: dot algorithm "
+                                      f"presets are not implemented; use one of "
+                                      f"{list(MATMUL_PRECISIONS)}")
+        if name == "transfer_guard":  # set-only in jax too: it sets every direction
+            for direction in ("host_to_device", "device_to_host", "device_to_device"):
+                setattr(self, f"transfer_guard_{direction}", value)
         setattr(self, name, value)
 
     def read(self, name: str):
@@ -134,10 +201,13 @@ class Config:
     def trace_state(self) -> tuple:
         """The flags a jit cache entry depends on: a change retraces (and misses C++ caches)."""
         return (bool(self.enable_x64), self.platform, bool(self.debug_nans),
-                bool(self.debug_infs), bool(self.check_indices))
+                bool(self.debug_infs), bool(self.check_indices), self.default_matmul_precision)
 
 
 config = Config()
+
+
+_NO_VALUE = object()
 
 
 class State:
@@ -161,8 +231,10 @@ class State:
         return config.read(self.name)
 
     @contextlib.contextmanager
-    def __call__(self, new_val=None):
-        if new_val is None:
+    def __call__(self, new_val=_NO_VALUE):
+        if new_val is None and None in _CHOICES.get(self.name, ()):
+            pass  # None is a value of its own here (transfer guards, default_matmul_precision)
+        elif new_val is None or new_val is _NO_VALUE:
             if self._default_on is None:
                 raise TypeError(f"the {self.name} context manager needs the new value as its "
                                 f"argument")
@@ -190,3 +262,37 @@ explain_cache_misses = State("explain_cache_misses")
 enable_x64 = State("enable_x64")
 numpy_dtype_promotion = State("numpy_dtype_promotion", default_on=None)
 numpy_rank_promotion = State("numpy_rank_promotion", default_on=None)
+transfer_guard_host_to_device = State("transfer_guard_host_to_device", default_on=None)
+transfer_guard_device_to_host = State("transfer_guard_device_to_host", default_on=None)
+transfer_guard_device_to_device = State("transfer_guard_device_to_device", default_on=None)
+default_matmul_precision = State("default_matmul_precision", default_on=None)
+no_tracing = State("no_tracing")
+check_tracer_leaks = State("check_tracer_leaks")
+softmax_custom_jvp = State("softmax_custom_jvp")
+threefry_partitionable = State("threefry_partitionable")
+debug_key_reuse = State("debug_key_reuse")
+legacy_prng_key = State("legacy_prng_key", default_on=None)
+enable_custom_prng = State("enable_custom_prng")
+default_prng_impl = State("default_prng_impl", default_on=None)
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val: str):
+    """Set the transfer guard level of every direction (host to device, device to host, device
+    to device) for a block: "allow", "log", "disallow", "log_explicit" or "disallow_explicit".
+
+    "log"/"disallow" log or refuse implicit transfers only (a NumPy array passed to a jitted
+    function or an op, `np.asarray(x)`, `float(x)`, printing); the "_explicit" levels also
+    catch explicit ones (`yax.device_put`, `yax.device_get`). A refused transfer raises
+    `yax.errors.JaxRuntimeError` naming it.
+
+    Example:
+      >>> with yax.transfer_guard("disallow"):
+      ...     f(yax.device_put(np_x))     # fine: the transfer is explicit
+      ...     f(np_x)                     # JaxRuntimeError: Disallowed host-to-device transfer
+    """
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(transfer_guard_host_to_device(new_val))
+        stack.enter_context(transfer_guard_device_to_host(new_val))
+        stack.enter_context(transfer_guard_device_to_device(new_val))
+        yield

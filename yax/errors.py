@@ -109,6 +109,24 @@ class YaxError(Exception):
         super().__init__(f"{message}\n  at {format_location(self.location)}")
 
 
+class JAXTypeError(YaxError, TypeError):
+    """The base of the type errors jax documents in `jax.errors` (concretization, leaked tracers,
+    key reuse): a `TypeError`, so `except TypeError` still catches them."""
+
+
+class JAXIndexError(YaxError, IndexError):
+    """The base of the index errors jax documents in `jax.errors` (a traced boolean mask)."""
+
+
+class JaxRuntimeError(YaxError, RuntimeError):
+    """A failure while a program runs: an error XLA's runtime reported (wrapped, the original is
+    the `__cause__`), a disallowed transfer (`yax.transfer_guard`), a checkify check thrown."""
+
+
+class TracingDisallowedError(YaxError, RuntimeError):
+    """`jit` had to trace (a cache miss) while `yax.no_tracing` is set."""
+
+
 class ShapeError(YaxError, ValueError, TypeError):
     """Shapes of operands do not fit the operation.
 
@@ -120,7 +138,7 @@ class DTypeError(YaxError, TypeError):
     """Dtypes of operands do not fit the operation."""
 
 
-class ConcretizationTypeError(YaxError, TypeError):
+class ConcretizationTypeError(JAXTypeError):
     """A traced value was needed as a concrete Python value (bool, index, shape, NumPy array)."""
 
 
@@ -131,19 +149,19 @@ class TracerBoolConversionError(ConcretizationTypeError):
     """`bool()` of a traced value, usually a Python `if` or `while` on it."""
 
 
-class TracerIntegerConversionError(YaxError, TypeError):
+class TracerIntegerConversionError(JAXTypeError):
     """`int()`/`__index__` of a traced value (as in JAX, not a ConcretizationTypeError)."""
 
 
-class TracerArrayConversionError(YaxError, TypeError):
+class TracerArrayConversionError(JAXTypeError):
     """`np.asarray` (or another NumPy function) applied to a traced value."""
 
 
-class UnexpectedTracerError(YaxError, TypeError):
+class UnexpectedTracerError(JAXTypeError):
     """A tracer was used after the transformation that made it had finished (a leaked tracer)."""
 
 
-class KeyReuseError(YaxError, TypeError):
+class KeyReuseError(JAXTypeError):
     """A PRNG key was consumed twice (raised only where key-reuse checking is enabled)."""
 
 
@@ -191,7 +209,7 @@ class WhileLoopBodyError(YaxError, TypeError):
     """`body_fun` of a while_loop returned another structure or types than its carry."""
 
 
-class NonConcreteBooleanIndexError(YaxError, IndexError):
+class NonConcreteBooleanIndexError(JAXIndexError):
     """A boolean mask index was traced, so the result's shape would depend on its values."""
 
 
@@ -235,7 +253,7 @@ def concretization_hint(location) -> str:
             "the program, or mark the argument static with `jit(..., static_argnums=...)`.")
 
 
-class DeviceOutOfMemoryError(YaxError, MemoryError):
+class DeviceOutOfMemoryError(JaxRuntimeError, MemoryError):
     """An array (or a program's outputs) does not fit in the device's memory. The message names
     the shape, dtype and bytes asked for; nothing is left allocated and yax keeps working."""
 
@@ -267,7 +285,7 @@ class OutOfBoundsIndexError(YaxError, IndexError):
     """An index is out of bounds while index checking (check_indices / checkify) is on."""
 
 
-class CheckifyError(YaxError, ValueError):
+class CheckifyError(JaxRuntimeError, ValueError):
     """A check found by `checkify` failed (raised by `err.throw()`)."""
 
 
@@ -293,3 +311,8 @@ class DistributedError(YaxError, RuntimeError):
 class ExportError(YaxError, ValueError):
     """A `yax.export` artefact cannot be read (corrupt, truncated, foreign or from a newer
     format), or an exported function was called with arguments it was not exported for."""
+
+
+class InconclusiveDimensionOperation(ExportError):
+    """A comparison, division or integer conversion of symbolic dimensions (yax.export) whose
+    outcome depends on the values the dimensions take (also `yax.extend.core`'s name)."""

@@ -1,6 +1,7 @@
 """Top-level jax names yax offers beside its transformations: the process queries under their
 older names (`host_count`, `host_id`, `host_ids`) and `process_indices`, `float0`,
-`named_call`, and `print_environment_info`."""
+`named_call`, `print_environment_info`, and the debugging helpers `live_arrays` and
+`copy_to_host_async`."""
 
 from __future__ import annotations
 
@@ -13,13 +14,30 @@ from importlib import metadata
 
 import numpy as np
 
+from yax import tree_util
 from yax._version import __version__
 from yax.dtypes import float0
 from yax.runtime import backend as _runtime
+from yax.runtime.array import live_arrays
 from yax.transforms.tracing import named_scope
 
-__all__ = ["float0", "host_count", "host_id", "host_ids", "named_call",
-           "print_environment_info", "process_indices"]
+__all__ = ["copy_to_host_async", "float0", "host_count", "host_id", "host_ids", "live_arrays",
+           "named_call", "print_environment_info", "process_indices"]
+
+
+def copy_to_host_async(x):
+    """Start the host copy of every Array leaf of the pytree `x` (other leaves are left alone),
+    so that reading them later (`np.asarray`, `device_get`) does not wait; returns `x`.
+
+    Example:
+      >>> out = yax.copy_to_host_async(f(x))   # the copies run while Python goes on
+      >>> np.asarray(out)                      # no wait for the transfer here
+    """
+    for leaf in tree_util.tree_leaves(x):
+        start = getattr(leaf, "copy_to_host_async", None)
+        if start is not None:
+            start()
+    return x
 
 
 def process_indices(backend: str | None = None) -> list[int]:

@@ -17,7 +17,7 @@ from jaxlib.mlir import ir
 from yax import tree_util
 from yax.core.ir import subjaxprs
 from yax.interpreters import sharding_lowering as sl
-from yax.runtime import sharding_bridge, transfer
+from yax.runtime import guards, sharding_bridge, transfer
 from yax.runtime.mesh import Mesh
 from yax.runtime.mesh import current_mesh as _current_mesh
 from yax.runtime.named_sharding import NamedSharding, Sharding, ShardingError, SingleDeviceSharding
@@ -162,6 +162,8 @@ class ArgumentPlacer:
             self._ok[i][js] = ok
         if ok:
             return buf
+        guards.check("device_to_device", lambda: f"aval={aval.str_short()}, from "
+                                                 f"{self._bridge.from_jax(js)} to {self.want[i]}")
         return transfer.device_put_sharded(np.asarray(buf), self.want[i])
 
     def place_all(self, bufs, avals) -> list:

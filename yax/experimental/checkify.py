@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from yax import errors, tree_util
+from yax import errors, lax, tree_util
 from yax.core.avals import aval_of_value
-from yax.core.trace import bind
+from yax.core.trace import Tracer, bind
 from yax.interpreters import checkify as _interp
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.primitives.checkify_rules import default_rule
@@ -33,7 +33,8 @@ all_checks = automatic_checks | user_checks
 # what the sets above hold (jax's hold exception classes; yax's name each kind of check)
 ErrorCategory = str
 
-__all__ = ["checkify", "check", "Error", "user_checks", "nan_checks", "div_checks",
+__all__ = ["checkify", "check", "check_error", "debug_check", "Error", "user_checks",
+           "nan_checks", "div_checks",
            "index_checks", "float_checks", "automatic_checks", "all_checks", "JaxRuntimeError",
            "ErrorCategory", "init_error"]
 
@@ -150,3 +151,81 @@ def check(pred, msg: str, *fmt_args, **fmt_kwargs) -> None:
     """
     leaves, fmt_tree = check_message(msg, fmt_args, fmt_kwargs)
     bind(check_p, pred, *leaves, msg=msg, fmt_tree=fmt_tree)
+
+
+def debug_check(pred, msg: str, *fmt_args, **fmt_kwargs) -> None:
+    """A `check` that only `checkify` sees: under `checkify(f)` a failure becomes the returned
+    Error, as `check`'s does; anywhere else it does nothing (no host callback, no cost).
+
+    Example:
+      >>> def f(x):
+      ...     checkify.debug_check(x > 0, "x must be positive, got {}", x)
+      ...     return jnp.log(x)
+      >>> f(-1.)                                  # nan, no error
+      >>> checkify.checkify(f)(-1.)[0].get()      # 'x must be positive, got -1.0 (at ...)'
+    """
+    leaves, fmt_tree = check_message(msg, fmt_args, fmt_kwargs)
+    bind(check_p, pred, *leaves, msg=msg, fmt_tree=fmt_tree, debug=True)
+
+
+def check_error(error: Error) -> None:
+    """Raise `error` if it holds a failure (as `error.throw()`), in a form `checkify` can
+    functionalize again: with concrete values it raises at once; with traced ones (under jit,
+    vmap, or inside a function given to `checkify`) each of its check sites becomes a `check`
+    of its own, so the failure is raised when the program runs, or returned by the enclosing
+    `checkify` with the same message.
+
+    Example:
+      >>> err, y = checkify.checkify(f, errors=checkify.float_checks)(x)
+      >>> checkify.check_error(err)     # raises CheckifyError if f produced a NaN
+    """
+    if not isinstance(error, Error):
+        raise TypeError(f"check_error takes the Error a checkified function returned, got "
+                        f"{type(error).__name__}")
+    if not any(isinstance(v, Tracer) for v in (error._failed, error._code, error._payload)):
+        error.throw()
+        return
+    for code, site in enumerate(error._messages):
+        failing = lax.bitwise_and(error._failed, lax.eq(error._code, np.int32(code)))
+        msg, args, kwargs = _site_check(site, error._payload)
+        leaves, fmt_tree = check_message(msg, args, kwargs)
+        # the new check keeps the original site's line (its messages name it, once)
+        before, errors.replay_source[0] = errors.replay_source[0], _location(site.where)
+        try:
+            bind(check_p, lax.bitwise_not(failing), *leaves, msg=msg, fmt_tree=fmt_tree)
+        finally:
+            errors.replay_source[0] = before
+
+
+def _location(where: str):
+    """(file, line, function) from a site's " (at file:line)", or None (the caller's line)."""
+    inner = where.strip().removeprefix("(at ").removesuffix(")")
+    filename, _, line = inner.rpartition(":")
+    return (filename, int(line), "check_error") if filename and line.isdigit() else None
+
+
+def _site_check(site, payload) -> tuple[str, list, dict]:
+    """The message template and format arguments that restate one check site."""
+    # the check's line goes with the new check (its source), not into the message
+    where = "" if _location(site.where) else site.where.replace("{", "{{").replace("}", "}}")
+    if site.layout is None:  # an automatic check: its values in order, some of them ints
+        args = [payload[..., i] for i in range(payload.shape[-1])]
+        args = [lax.convert_element_type(a, np.int32) if i in site.int_slots else a
+                for i, a in enumerate(args)]
+        return site.template + where, args, {}
+    # a user check: its format arguments rebuilt from the payload, then its own template
+    fmt_tree, layout = site.layout
+    shown, at = [], 0
+    for shape, dtype, _weak in layout:
+        n = int(np.prod(shape, dtype=np.int64))
+        if np.issubdtype(dtype, np.complexfloating):
+            part = payload[..., at:at + n] + 1j * payload[..., at + n:at + 2 * n]
+            at += 2 * n
+        else:
+            part = payload[..., at:at + n]
+            at += n
+        part = lax.convert_element_type(part, dtype)
+        shown.append(part.reshape(*payload.shape[:-1], *shape))
+    args, kwargs = tree_util.tree_unflatten(fmt_tree, shown)
+    return site.template + where, list(args), kwargs
+

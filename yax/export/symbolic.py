@@ -23,9 +23,8 @@ from yax.core.avals import ShapedArray
 from yax.primitives.callbacks import ShapeDtypeStruct
 from yax.primitives.dim_as_value import dimension_as_value
 
-
-class InconclusiveDimensionOperation(errors.ExportError):
-    """A comparison or operation on symbolic dimensions whose result depends on their values."""
+# defined in yax.errors (jax.errors and jax.extend.core name the same class)
+InconclusiveDimensionOperation = errors.InconclusiveDimensionOperation
 
 
 def _inconclusive(what: str) -> InconclusiveDimensionOperation:

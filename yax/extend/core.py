@@ -28,7 +28,7 @@ from yax.core.avals import ShapedArray
 from yax.core.ir import ClosedJaxpr, Jaxpr, Literal, Var
 from yax.core.ir import Eqn as JaxprEqn
 from yax.core.trace import Tracer, current_trace
-from yax.errors import ConcretizationTypeError, JaxprTypeError
+from yax.errors import ConcretizationTypeError, InconclusiveDimensionOperation, JaxprTypeError
 from yax.extend.primitive import Primitive
 from yax.interpreters.ad_util import float0
 from yax.interpreters.batching import BatchTrace
@@ -37,8 +37,9 @@ from yax.interpreters.staging import StagingTrace
 from yax.runtime.array import Array
 from yax.transforms.tracing import typeof
 
-__all__ = ["ClosedJaxpr", "DebugInfo", "DropVar", "Effect", "Effects", "Jaxpr", "JaxprEqn",
-           "JaxprTypeError", "Literal", "Primitive", "ShapedArray", "Var", "array_types",
+__all__ = ["ClosedJaxpr", "DebugInfo", "DropVar", "Effect", "Effects",
+           "InconclusiveDimensionOperation", "Jaxpr", "JaxprEqn", "JaxprTypeError", "Literal",
+           "Primitive", "ShapedArray", "Var", "array_types",
            "check_jaxpr", "concrete_or_error", "find_top_trace", "gensym",
            "get_opaque_trace_state", "jaxpr_as_fun", "jaxprs_in_params", "mapped_aval",
            "new_jaxpr_eqn", "no_effects", "nonempty_axis_env_DO_NOT_USE",

@@ -19,7 +19,7 @@ from yax.config import config
 from yax.core.avals import TypedScalar
 from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from yax.core.trace import Trace, Tracer, set_eval_trace
-from yax.runtime import backend, sharding_bridge, transfer, values
+from yax.runtime import backend, guards, sharding_bridge, transfer, values
 from yax.runtime.array import Array
 from yax.runtime.named_sharding import NamedSharding
 from yax.runtime.partition_spec import PartitionSpec
@@ -70,6 +70,10 @@ _STATE = {"platform": config.platform, "check_outputs": False}
 def _refresh_state(_name=None) -> None:
     _STATE["platform"] = config.platform
     _STATE["check_outputs"] = bool(config.debug_nans or config.debug_infs)
+    if _STATE.get("matmul_precision") != config.default_matmul_precision:
+        # read by the dot/conv lowerings, so not in the key: a change empties the cache
+        _STATE["matmul_precision"] = config.default_matmul_precision
+        _exec_cache.clear()
 
 
 _refresh_state()
@@ -209,9 +213,14 @@ def _onto_one_device(arrays: list, primitive) -> tuple[list, object]:
             f"({where}); move them to one device first with yax.device_put(x, device)")
     place = next(iter(committed)) if committed else arrays[0]._buf.sharding
     device = sharding_bridge.device_of_placement(place)
-    moved = [a if a._buf.sharding is place else
-             Array(transfer.device_put(np.asarray(a), device), a.aval) for a in arrays]
+    moved = [a if a._buf.sharding is place else _moved(a, device) for a in arrays]
     return moved, place
+
+
+def _moved(a: Array, device) -> Array:
+    """An implicit device-to-device copy (checked by the transfer guards as one)."""
+    with guards.between_devices(lambda: f"{a._describe()} to {device}"):
+        return Array(transfer.device_put(np.asarray(a), device), a.aval)
 
 
 def _one_equation(primitive, avals, params) -> ClosedJaxpr:

@@ -8,6 +8,9 @@ with each leaf shown as an Array, as JAX shows it (`{x}` prints its value, `{x!r
 Inside `checkify` it becomes part of the error state (its checkify rule binds nothing). Anywhere
 else it still works: eagerly it raises at once, under jit a host callback raises when the
 compiled program runs. It has an effect, so it is never dropped as dead code.
+
+`checkify.debug_check` binds it with `debug=True`: a check only `checkify` sees (outside it,
+evaluation and lowering do nothing).
 """
 
 from __future__ import annotations
@@ -63,13 +66,17 @@ def _raise_if_false(pred, args, msg, fmt_tree, location):
         raise errors.CheckifyError(render(msg, fmt_tree, args), location)
 
 
-def _check_impl(pred, *args, msg, fmt_tree):
-    _raise_if_false(np.asarray(pred), args, msg, fmt_tree, None)
+def _check_impl(pred, *args, msg, fmt_tree, debug=False):
+    if not debug:
+        _raise_if_false(np.asarray(pred), args, msg, fmt_tree, None)
     return []
 
 
-def _check_lower(ctx, pred, *args, msg, fmt_tree):
-    """Outside `checkify` a check still works: a host check raises when the program runs."""
+def _check_lower(ctx, pred, *args, msg, fmt_tree, debug=False):
+    """Outside `checkify` a check still works: a host check raises when the program runs (a
+    debug check does nothing)."""
+    if debug:
+        return []
     location = tuple(ctx.source) if ctx.source is not None else None
 
     def run(p, *a):
@@ -80,16 +87,16 @@ def _check_lower(ctx, pred, *args, msg, fmt_tree):
                            ordered=False, vmap_method=None)
 
 
-def _check_jvp(primals, tangents, *, msg, fmt_tree):
-    bind(check_p, *primals, msg=msg, fmt_tree=fmt_tree)
+def _check_jvp(primals, tangents, **params):
+    bind(check_p, *primals, **params)
     return [], []
 
 
-def _check_batch(args, dims, *, msg, fmt_tree):
+def _check_batch(args, dims, **params):
     size = axis_size_of(args, dims)
     pred = move_batch_axis(args[0], dims[0], 0, size)
     rest = [move_batch_axis(a, d, 0, size) for a, d in zip(args[1:], dims[1:])]
-    bind(check_p, pred, *rest, msg=msg, fmt_tree=fmt_tree)
+    bind(check_p, pred, *rest, **params)
     return [], []
 
 
@@ -125,7 +132,7 @@ def _as_payload(a, aval):
     return a
 
 
-def _check_checkify(error, pred, *fmt_args, msg, fmt_tree):
+def _check_checkify(error, pred, *fmt_args, msg, fmt_tree, debug=False):
     """Functionalized: the check becomes part of the error state and is not bound."""
     if "user" not in error.enabled:
         return error, []
@@ -165,7 +172,7 @@ def render_site(template: str, layout, payload) -> str:
 
 
 check_p = Primitive("check", multiple_results=True,
-                    abstract_eval=lambda pred, *args, msg, fmt_tree: [],
+                    abstract_eval=lambda pred, *args, msg, fmt_tree, debug=False: [],
                     impl=_check_impl, lower=_check_lower, jvp=_check_jvp, batch=_check_batch,
                     checkify=_check_checkify)
-check_p.has_effect = lambda params: True  # never dropped as dead code
+check_p.has_effect = lambda params: True  # never dropped as dead code (checkify must see it)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from yax import errors
+from yax.config import MATMUL_PRECISIONS, config
 from yax.core import dtypes
 from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.primitive import Primitive
@@ -75,9 +76,15 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
 
 
 def precision_config(precision):
-    """A `precision_config` ArrayAttr for a (lhs, rhs) pair of precision names, or None."""
+    """A `precision_config` ArrayAttr for a (lhs, rhs) pair of precision names, or None.
+
+    `precision=None` takes the precision `yax.default_matmul_precision` sets (resolved here, at
+    lowering, so the jit key and the eager cache carry the option instead of the params)."""
     if precision is None:
-        return None
+        default = config.default_matmul_precision
+        if default is None:
+            return None
+        precision = (MATMUL_PRECISIONS[default],) * 2
     return ir.ArrayAttr.get([hlo.PrecisionAttr.get(p) for p in precision])
 
 

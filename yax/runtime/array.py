@@ -5,12 +5,14 @@ NumPy-style operators and methods are installed by `yax.numpy` (which sits above
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.trace import Tracer
-from yax.runtime import backend, transfer
+from yax.runtime import backend, guards, transfer
 
 # jaxlib hands Python objects released on its own threads to a queue that only Python's garbage
 # collector empties. yax allocates so few long-lived objects that the collector may never run,
@@ -84,6 +86,7 @@ class Array(metaclass=_ArrayMeta):
 
     def _value(self) -> np.ndarray:
         if self._npy is None:
+            guards.check("device_to_host", self._describe)
             value = transfer.to_numpy(self.buffer)
             if value.dtype != self.aval.dtype:  # never expected; guards against runtime drift
                 value = value.astype(self.aval.dtype)
@@ -91,6 +94,18 @@ class Array(metaclass=_ArrayMeta):
             value.setflags(write=False)
             self._npy = value
         return self._npy
+
+    def _describe(self) -> str:
+        where = ", ".join(sorted(str(d) for d in self._buf.sharding.device_set))
+        return f"aval={self.aval.str_short()}, device={where}"
+
+    def copy_to_host_async(self) -> None:
+        """Start copying the value to the host, so that a later `np.asarray(x)` need not wait
+        for it (an explicit device-to-host transfer for the transfer guards)."""
+        if self._npy is None:
+            with guards.explicit():
+                guards.check("device_to_host", self._describe)
+            transfer.copy_to_host_async(self.buffer)
 
     def __array__(self, dtype=None, copy=None):
         value = self._value()
@@ -257,6 +272,19 @@ def _shards(array: Array, addressable_only: bool) -> list:
             data = Array(local, ShapedArray(tuple(local.shape), array.dtype, array.weak_type))
             data._committed = True
         out.append(Shard(dev, idx, replica, data))
+    return out
+
+
+def live_arrays(platform: str | None = None) -> list:
+    """Every Array of this process that is alive and not deleted, on the devices of `platform`
+    (default: the backend in use). Found by the garbage collector's list of objects, so the
+    hot paths keep no registry; a debugging tool, as jax's."""
+    platform = backend.platform() if platform is None else platform.lower()
+    out = []
+    for obj in gc.get_objects():
+        if type(obj) is Array and not transfer.is_deleted(obj._buf):
+            if any(d.platform == platform for d in obj._buf.sharding.device_set):
+                out.append(obj)
     return out
 
 

@@ -33,6 +33,10 @@ def to_numpy(buffer) -> np.ndarray:
     return np.asarray(buffer)
 
 
+def copy_to_host_async(buffer) -> None:
+    buffer.copy_to_host_async()
+
+
 def device_of(buffer):
     return next(iter(buffer.devices()))
 

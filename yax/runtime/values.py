@@ -14,7 +14,7 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
 from yax.core.trace import Tracer
-from yax.runtime import backend, transfer
+from yax.runtime import backend, guards, transfer
 from yax.runtime.array import Array, is_concrete
 
 
@@ -66,7 +66,9 @@ def array_from_numpy(value, *, weak_type: bool = False, device=None) -> Array:
     if dt != value.dtype:
         value = value.astype(dt)
     device = device or backend.default_device()
-    return Array(transfer.device_put(value, device), ShapedArray(value.shape, dt, weak_type))
+    aval = ShapedArray(value.shape, dt, weak_type)
+    guards.check("host_to_device", lambda: f"aval={aval.str_short()}, device={device}")
+    return Array(transfer.device_put(value, device), aval)
 
 
 def leaf_aval(x, path: str = "") -> ShapedArray:

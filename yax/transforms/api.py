@@ -14,7 +14,7 @@ from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.trace import Tracer
 from yax.runtime import backend as _backend
-from yax.runtime import executable, transfer, values
+from yax.runtime import executable, guards, transfer, values
 from yax.runtime.array import Array
 from yax.runtime.named_sharding import Sharding, SingleDeviceSharding
 from yax.transforms.jit import jit
@@ -39,12 +39,13 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
       >>> x = yax.device_put(np.zeros((16, 4)), NamedSharding(mesh, P("data")))
     """
     del src, donate, may_alias
-    if _is_target(device):
-        return tree_util.tree_map(lambda leaf: _put_leaf(leaf, device), x)
-    # a prefix pytree of targets: broadcast each target over its subtree of x
-    return tree_util.tree_map(lambda target, sub: tree_util.tree_map(
-        lambda leaf: _put_leaf(leaf, target), sub), device, x,
-        is_leaf=lambda v: v is None or _is_target(v))
+    with guards.explicit():  # the transfer guards' "explicit" transfers
+        if _is_target(device):
+            return tree_util.tree_map(lambda leaf: _put_leaf(leaf, device), x)
+        # a prefix pytree of targets: broadcast each target over its subtree of x
+        return tree_util.tree_map(lambda target, sub: tree_util.tree_map(
+            lambda leaf: _put_leaf(leaf, target), sub), device, x,
+            is_leaf=lambda v: v is None or _is_target(v))
 
 
 def _is_target(t) -> bool:
@@ -69,6 +70,9 @@ def _put_leaf(leaf, target):
                         f"not {target!r}")
     if type(leaf) is Array and leaf._buf.sharding.device_set == {target}:
         out = Array(leaf._buf, leaf.aval)
+    elif type(leaf) is Array:
+        with guards.between_devices(lambda: f"{leaf._describe()} to {target}"):
+            out = values.array_from_numpy(np.asarray(leaf), weak_type=weak, device=target)
     else:
         out = values.array_from_numpy(np.asarray(leaf), weak_type=weak, device=target)
     out._committed = True
@@ -82,21 +86,32 @@ def _put_sharded(leaf, sharding, weak: bool) -> Array:
         # the same blocks under the name asked for (P('x', None) for P('x')): no copy
         out = Array(transfer.relabel(leaf._buf, sharding, leaf.shape, leaf.dtype), leaf.aval)
     else:
-        value = np.asarray(leaf)  # a sharded Array is gathered here, then re-split
-        dt = dtypes.canonicalize(value.dtype, warn=True)
-        if dt != value.dtype:
-            value = value.astype(dt)
-        if hasattr(sharding, "check_shape"):
-            sharding.check_shape(value.shape, "the array given to device_put")
-        out = Array(transfer.device_put_sharded(value, sharding),
-                    ShapedArray(value.shape, dt, weak))
+        with _moving(leaf, sharding):
+            value = np.asarray(leaf)  # a sharded Array is gathered here, then re-split
+            dt = dtypes.canonicalize(value.dtype, warn=True)
+            if dt != value.dtype:
+                value = value.astype(dt)
+            if hasattr(sharding, "check_shape"):
+                sharding.check_shape(value.shape, "the array given to device_put")
+            out = Array(transfer.device_put_sharded(value, sharding),
+                        ShapedArray(value.shape, dt, weak))
     out._committed = True
     return out
 
 
+def _moving(leaf, sharding):
+    """An Array resharded is a device-to-device transfer (other values: host-to-device)."""
+    if type(leaf) is Array:
+        return guards.between_devices(lambda: f"{leaf._describe()} to {sharding}")
+    guards.check("host_to_device", lambda: f"aval={values.aval_of(leaf).str_short()}, "
+                                           f"sharding={sharding}")
+    return contextlib.nullcontext()
+
+
 def device_get(x):
     """Fetch a pytree of Arrays to NumPy arrays on the host (sharded Arrays are gathered)."""
-    return tree_util.tree_map(lambda a: np.asarray(a) if type(a) is Array else a, x)
+    with guards.explicit():  # the transfer guards' "explicit" transfers
+        return tree_util.tree_map(lambda a: np.asarray(a) if type(a) is Array else a, x)
 
 
 def block_until_ready(x):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 
-from yax import tree_util
+from yax import errors, tree_util
 from yax.compile.placement import broadcast_prefix, resolve
 from yax.config import config
 from yax.core.trace import bind, is_eager
@@ -134,6 +134,11 @@ def lookup(fn, args, kwargs, compile_now: bool = False):
 
 
 def trace(fn, args, kwargs, static_pos, in_tree, avals, arg_sh=()) -> Entry:
+    if config.no_tracing:
+        raise errors.TracingDisallowedError(
+            f"re-tracing function {fn.name} at {fn.where()} for `jit`, but 'no_tracing' is set "
+            f"(a new cache key: {len(avals)} array argument(s) "
+            f"{', '.join(a.str_short() for a in avals) or 'none'})")
     fn._state.trace_count += 1
     static_kwargs = {k: v for k, v in kwargs.items() if k in fn._static_argnames}
     out_tree_box = []

@@ -12,6 +12,7 @@ import numpy as np
 from yax import errors
 from yax.core.trace import bind
 from yax.lax import elementwise as ew
+from yax.lax.linalg_enums import check_eigh_implementation, svd_uses_qr
 from yax.lax.shape import broadcast_in_dim
 from yax.primitives.linalg import _common as C
 from yax.primitives.linalg.eigh import eigh_p
@@ -118,19 +119,26 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True):
     return q, r
 
 
-def eigh(x, *, lower: bool = True, symmetrize_input: bool = True):
+def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
+         sort_eigenvalues: bool = True, subset_by_index=None, implementation=None):
     """Eigenvectors and eigenvalues of Hermitian matrices.
 
     Args:
       x: (..., n, n).
       lower: which triangle is read when symmetrize_input is False.
       symmetrize_input: use (x + x^H)/2.
+      sort_eigenvalues: LAPACK's eigenvalues come ascending either way.
+      subset_by_index: only None (as jax on CPU).
+      implementation: None or EighImplementation.QR (LAPACK syevd/heevd).
     Returns:
       (v, w): v (..., n, n) with eigenvectors as columns, w (..., n) real, ascending.
       See yax/primitives/linalg/eigh.py for the derivative convention at repeated eigenvalues.
 
     Example: `v, w = lax.linalg.eigh(a)`.
     """
+    del sort_eigenvalues
+    check_eigh_implementation(implementation)
+    _check_no_subset("eigh", subset_by_index)
     x = as_operand(x)
     C.check_matrix("eigh", x.aval, square=True)
     if symmetrize_input:
@@ -139,25 +147,39 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True):
     return v, w
 
 
-def svd(x, *, full_matrices: bool = True, compute_uv: bool = True):
+def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
+        algorithm=None):
     """Singular value decomposition x = u @ diag(s) @ vh.
 
     Args:
       x: (..., m, n).
       full_matrices: u (..., m, m), vh (..., n, n) if True, else (..., m, k), (..., k, n).
       compute_uv: return only s when False.
+      subset_by_index: only None (as jax on CPU).
+      algorithm: None, SvdAlgorithm.DEFAULT or DIVIDE_AND_CONQUER (LAPACK gesdd), or
+        SvdAlgorithm.QR (LAPACK gesvd).
     Returns:
       (u, s, vh), or s; s (..., min(m, n)) real, descending.
 
     Example: `u, s, vh = lax.linalg.svd(a, full_matrices=False)`.
     """
+    qr_algorithm = svd_uses_qr(algorithm)
+    _check_no_subset("svd", subset_by_index)
     x = as_operand(x)
     C.check_matrix("svd", x.aval)
+    extra = {"qr_algorithm": True} if qr_algorithm else {}
     if not compute_uv:
-        s, = bind(svd_p, x, full_matrices=False, compute_uv=False)
+        s, = bind(svd_p, x, full_matrices=False, compute_uv=False, **extra)
         return s
-    s, u, vh = bind(svd_p, x, full_matrices=bool(full_matrices), compute_uv=True)
+    s, u, vh = bind(svd_p, x, full_matrices=bool(full_matrices), compute_uv=True, **extra)
     return u, s, vh
+
+
+def _check_no_subset(name: str, subset_by_index) -> None:
+    if subset_by_index is not None:
+        raise errors.NotImplementedRuleError(
+            f"{name}: subset_by_index is not supported on CPU (as in JAX); take the full "
+            f"decomposition and slice it")
 
 
 def broadcast_batch_dims(name: str, *xs):
@@ -184,3 +206,12 @@ __all__ += ["symmetric_product", "tridiagonal_solve"]
 from yax.lax.householder import cholesky_update, householder_product, ormqr  # noqa: E402,F401
 
 __all__ += ["cholesky_update", "householder_product", "ormqr"]
+from yax.lax.linalg_enums import (  # noqa: E402,F401
+    EighImplementation,
+    EigImplementation,
+    SvdAlgorithm,
+)
+from yax.lax.linalg_general import eig, hessenberg, schur, tridiagonal  # noqa: E402,F401
+
+__all__ += ["EigImplementation", "EighImplementation", "SvdAlgorithm", "eig", "hessenberg",
+            "schur", "tridiagonal"]

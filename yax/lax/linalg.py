@@ -215,3 +215,6 @@ from yax.lax.linalg_general import eig, hessenberg, schur, tridiagonal  # noqa: 
 
 __all__ += ["EigImplementation", "EighImplementation", "SvdAlgorithm", "eig", "hessenberg",
             "schur", "tridiagonal"]
+from yax.lax.qdwh import qdwh  # noqa: E402,F401
+
+__all__ += ["qdwh"]

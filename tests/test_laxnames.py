@@ -321,3 +321,33 @@ def test_rng_uniform():
         yax.grad(lambda a: yax.lax.rng_uniform(a, 1.0, (3,)).sum())(0.0)
     with pytest.raises(NotImplementedError, match="vmap"):
         yax.vmap(lambda a: yax.lax.rng_uniform(a, 1.0, (3,)))(np.zeros(2, np.float32))
+
+
+# --- shape_as_value ------------------------------------------------------------------------------
+
+def test_shape_as_value_concrete_and_jaxpr():
+    for shape in [(2, 3), (), (7,)]:
+        got, want = yax.lax.shape_as_value(shape), jax.lax.shape_as_value(shape)
+        assert np.asarray(got).dtype == np.int32
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    f = lambda m: (lambda x: m.lax.shape_as_value(x.shape))  # noqa: E731
+    x = np.zeros((2, 3), np.float32)
+    assert str(yax.make_jaxpr(f(yax))(x)) == str(jax.make_jaxpr(f(jax))(x))
+
+
+def test_shape_as_value_symbolic_export():
+    import jax.export
+
+    from yax import export as yexport
+    b, = yexport.symbolic_shape("b")
+    jb, = jax.export.symbolic_shape("b")
+    ours = yexport.export(yax.jit(lambda x: yax.lax.shape_as_value(x.shape) + 1))(
+        yax.ShapeDtypeStruct((b, 3, 2 * b), np.float32))
+    theirs = jax.export.export(jax.jit(lambda x: jax.lax.shape_as_value(x.shape) + 1))(
+        jax.ShapeDtypeStruct((jb, 3, 2 * jb), np.float32))
+    for n in (1, 4):
+        x = np.zeros((n, 3, 2 * n), np.float32)
+        got, want = np.asarray(ours.call(x)), np.asarray(theirs.call(x))
+        assert got.dtype == want.dtype == np.int32
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got, [n + 1, 4, 2 * n + 1])

@@ -74,3 +74,4 @@ from yax.lax.ragged_dot import (  # noqa: E402,F401
 )
 from yax.lax.mulhi import mulhi  # noqa: E402,F401
 from yax.lax.rng import RandomAlgorithm, rng_bit_generator, rng_uniform  # noqa: E402,F401
+from yax.lax.shape_value import shape_as_value  # noqa: E402,F401

@@ -24,14 +24,16 @@ from __future__ import annotations
 import numpy as np
 
 from yax import errors
+from yax.core.trace import bind
 from yax.lax import elementwise as ew
 from yax.lax.cond import cond
-from yax.lax.linalg import cholesky, qr, triangular_solve
 from yax.lax.reductions import reduce_max, reduce_sum
 from yax.lax.shape import broadcasted_iota, concatenate
 from yax.lax.slicing import dynamic_index_in_dim, slice
 from yax.lax.while_loop import while_loop
 from yax.primitives.linalg import _common as C
+from yax.primitives.linalg.qr import qr_p
+from yax.primitives.linalg.triangular import cholesky_p, triangular_solve
 from yax.runtime.values import as_operand
 
 __all__ = ["qdwh"]
@@ -66,7 +68,7 @@ def _fro(x):
 def _step_qr(x, a, b, c, m, n):
     """(b/c) x + (a - b/c) / sqrt(c) q1 q2^H, with [sqrt(c) x; I] = [q1; q2] r."""
     eye = C.eye_like(_mat(C.H(x), x))
-    q, _ = qr(concatenate([ew.mul(x, ew.sqrt(c)), eye], 0), full_matrices=False)
+    q, _ = bind(qr_p, concatenate([ew.mul(x, ew.sqrt(c)), eye], 0), full_matrices=False)
     q1, q2 = slice(q, (0, 0), (m, n)), slice(q, (m, 0), (m + n, n))
     coef = ew.div(ew.sub(a, ew.div(b, c)), ew.sqrt(c))
     return ew.add(ew.mul(x, ew.div(b, c)), ew.mul(_mat(q1, C.H(q2)), coef))
@@ -75,7 +77,7 @@ def _step_qr(x, a, b, c, m, n):
 def _step_cholesky(x, a, b, c):
     """(b/c) x + (a - b/c) x w^-H w^-1, with w w^H = I + c x^H x."""
     xhx = _mat(C.H(x), x)
-    w = cholesky(ew.add(C.eye_like(xhx), ew.mul(xhx, c)), symmetrize_input=False)
+    w = bind(cholesky_p, ew.add(C.eye_like(xhx), ew.mul(xhx, c)))
     y = triangular_solve(w, x, left_side=False, lower=True, transpose_a=True, conjugate_a=True)
     y = triangular_solve(w, y, left_side=False, lower=True)
     return ew.add(ew.mul(x, ew.div(b, c)), ew.mul(y, ew.sub(a, ew.div(b, c))))
@@ -118,27 +120,42 @@ def qdwh(x, *, is_hermitian: bool = False, max_iterations: int | None = None,
     del is_hermitian
     x = as_operand(x)
     _check(x, dynamic_shape)
-    m, n = x.shape
     real = C.real_dtype(x.dtype)
     eps = float(np.finfo(real).eps) if eps is None else float(eps)
     steps = 10 if max_iterations is None else int(max_iterations)
     if dynamic_shape is not None:
-        keep = ew.bitwise_and(ew.lt(broadcasted_iota(np.int32, (m, n), 0), dynamic_shape[0]),
-                              ew.lt(broadcasted_iota(np.int32, (m, n), 1), dynamic_shape[1]))
-        x = ew.select(keep, x, C.zeros_like(x))
+        x = _mask_outside(x, dynamic_shape)
     norm1 = reduce_max(reduce_sum(ew.abs(x), (0,)), (0,))
     norm_inf = reduce_max(reduce_sum(ew.abs(x), (1,)), (0,))
     alpha = ew.sqrt(ew.mul(norm1, norm_inf))  # >= ||x||_2
     alpha = ew.select(ew.eq(alpha, np.zeros((), real)), np.ones((), real), alpha)
     x0 = ew.div(x, ew.convert_element_type(alpha, x.dtype))
-    table = _weights(eps, max(steps, 1)).astype(real)
-    tol = np.asarray((4.0 * eps) ** (1.0 / 3.0), real)
+    num_iters, u, converged = _iterate(x0, _weights(eps, max(steps, 1)).astype(real), steps,
+                                       np.asarray((4.0 * eps) ** (1.0 / 3.0), real))
+    u = ew.sub(ew.mul(u, np.asarray(1.5, x.dtype)),
+               ew.mul(_mat(u, _mat(C.H(u), u)), np.asarray(0.5, x.dtype)))
+    h = _mat(C.H(u), x)
+    h = ew.mul(ew.add(h, C.H(h)), np.asarray(0.5, x.dtype))
+    return u, h, num_iters, converged
+
+
+def _mask_outside(x, dynamic_shape):
+    m, n = x.shape
+    keep = ew.bitwise_and(ew.lt(broadcasted_iota(np.int32, (m, n), 0), dynamic_shape[0]),
+                          ew.lt(broadcasted_iota(np.int32, (m, n), 1), dynamic_shape[1]))
+    return ew.select(keep, x, C.zeros_like(x))
+
+
+def _iterate(x0, table, steps: int, tol):
+    """The while_loop of the weighted steps: (num_iters, x, converged)."""
+    m, n = x0.shape
+    real = table.dtype
 
     def body(state):
         k, u, _ = state
         a, b, c, use_qr = (dynamic_index_in_dim(dynamic_index_in_dim(table, k, 0, False), i, 0,
                                                 False) for i in range(4))
-        a, b, c = (ew.convert_element_type(v, x.dtype) for v in (a, b, c))
+        a, b, c = (ew.convert_element_type(v, x0.dtype) for v in (a, b, c))
         new = cond(ew.gt(use_qr, np.zeros((), real)),
                    lambda u: _step_qr(u, a, b, c, m, n), lambda u: _step_cholesky(u, a, b, c), u)
         # while the weights are far from Halley's (the QR regime) singular values near 1 barely
@@ -152,9 +169,4 @@ def qdwh(x, *, is_hermitian: bool = False, max_iterations: int | None = None,
         return ew.bitwise_and(ew.lt(k, steps), ew.bitwise_not(done))
 
     # a Python 0: the count is weakly typed, as jax's
-    num_iters, u, converged = while_loop(more, body, (0, x0, np.bool_(False)))
-    u = ew.sub(ew.mul(u, np.asarray(1.5, x.dtype)),
-               ew.mul(_mat(u, _mat(C.H(u), u)), np.asarray(0.5, x.dtype)))
-    h = _mat(C.H(u), x)
-    h = ew.mul(ew.add(h, C.H(h)), np.asarray(0.5, x.dtype))
-    return u, h, num_iters, converged
+    return while_loop(more, body, (0, x0, np.bool_(False)))

@@ -206,6 +206,26 @@ def test_svd_qr_algorithm_is_gesvd_and_differentiable():
             L.svd(A_F32, algorithm=bad)
 
 
+JAXPR_CASES = {
+    "eig": lambda m: m.eig,
+    "eig_opts": lambda m: (lambda x: m.eig(x, implementation=m.EigImplementation.LAPACK,
+                                          enable_eigvec_derivs=True)),
+    "schur": lambda m: m.schur,
+    "schur_t": lambda m: (lambda x: m.schur(x, compute_schur_vectors=False)),
+    "hessenberg": lambda m: m.hessenberg,
+    "tridiagonal": lambda m: (lambda x: m.tridiagonal(x, lower=False)),
+    "svd_qr": lambda m: (lambda x: m.svd(x, algorithm=m.SvdAlgorithm.QR)),
+    "svd_s": lambda m: (lambda x: m.svd(x, compute_uv=False)),
+    "eigh": lambda m: (lambda x: m.eigh(x, implementation=m.EighImplementation.QR)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JAXPR_CASES))
+def test_jaxprs_print_as_jax(name):
+    f = JAXPR_CASES[name]
+    assert str(yax.make_jaxpr(f(L))(A_F32[0])) == str(jax.make_jaxpr(f(JL))(A_F32[0]))
+
+
 # --- qdwh ----------------------------------------------------------------------------------------
 
 def _qdwh_inputs():

@@ -12,10 +12,10 @@ import numpy as np
 from yax import errors
 from yax.core.trace import bind
 from yax.lax import elementwise as ew
-from yax.lax.linalg_enums import check_eigh_implementation, svd_uses_qr
 from yax.lax.shape import broadcast_in_dim
 from yax.primitives.linalg import _common as C
 from yax.primitives.linalg.eigh import eigh_p
+from yax.primitives.linalg.enums import check_eigh_implementation, check_svd_algorithm
 from yax.primitives.linalg.lu import lu_p
 from yax.primitives.linalg.lu import lu_pivots_to_permutation as _pivots_to_perm
 from yax.primitives.linalg.qr import qr_p
@@ -31,7 +31,7 @@ def symmetrize(x):
     """(x + x^H) / 2: the Hermitian part of each matrix."""
     x = as_operand(x)
     C.check_matrix("symmetrize", x.aval, square=True)
-    return ew.mul(ew.add(x, C.H(x)), 0.5)
+    return ew.div(ew.add(x, C.H(x)), 2.0)
 
 
 def cholesky(x, *, symmetrize_input: bool = True):
@@ -136,14 +136,14 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
 
     Example: `v, w = lax.linalg.eigh(a)`.
     """
-    del sort_eigenvalues
     check_eigh_implementation(implementation)
     _check_no_subset("eigh", subset_by_index)
     x = as_operand(x)
     C.check_matrix("eigh", x.aval, square=True)
     if symmetrize_input:
         x = symmetrize(x)
-    v, w = bind(eigh_p, x, lower=bool(lower))
+    v, w = bind(eigh_p, x, lower=bool(lower), algorithm=implementation,
+                sort_eigenvalues=bool(sort_eigenvalues), subset_by_index=None)
     return v, w
 
 
@@ -163,15 +163,15 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 
     Example: `u, s, vh = lax.linalg.svd(a, full_matrices=False)`.
     """
-    qr_algorithm = svd_uses_qr(algorithm)
+    check_svd_algorithm(algorithm)
     _check_no_subset("svd", subset_by_index)
     x = as_operand(x)
     C.check_matrix("svd", x.aval)
-    extra = {"qr_algorithm": True} if qr_algorithm else {}
+    params = dict(full_matrices=bool(full_matrices), algorithm=algorithm, subset_by_index=None)
     if not compute_uv:
-        s, = bind(svd_p, x, full_matrices=False, compute_uv=False, **extra)
+        s, = bind(svd_p, x, compute_uv=False, **params)
         return s
-    s, u, vh = bind(svd_p, x, full_matrices=bool(full_matrices), compute_uv=True, **extra)
+    s, u, vh = bind(svd_p, x, compute_uv=True, **params)
     return u, s, vh
 
 
@@ -206,12 +206,12 @@ __all__ += ["symmetric_product", "tridiagonal_solve"]
 from yax.lax.householder import cholesky_update, householder_product, ormqr  # noqa: E402,F401
 
 __all__ += ["cholesky_update", "householder_product", "ormqr"]
-from yax.lax.linalg_enums import (  # noqa: E402,F401
+from yax.lax.linalg_general import eig, hessenberg, schur, tridiagonal  # noqa: E402,F401
+from yax.primitives.linalg.enums import (  # noqa: E402,F401
     EighImplementation,
     EigImplementation,
     SvdAlgorithm,
 )
-from yax.lax.linalg_general import eig, hessenberg, schur, tridiagonal  # noqa: E402,F401
 
 __all__ += ["EigImplementation", "EighImplementation", "SvdAlgorithm", "eig", "hessenberg",
             "schur", "tridiagonal"]

@@ -8,9 +8,9 @@ yax/primitives/linalg/. Only eig has a derivative (eigenvalues; eigenvectors on 
 from __future__ import annotations
 
 from yax.core.trace import bind
-from yax.lax.linalg_enums import check_eig_implementation
 from yax.primitives.linalg import _common as C
 from yax.primitives.linalg.eig import eig_p
+from yax.primitives.linalg.enums import check_eig_implementation
 from yax.primitives.linalg.schur import hessenberg_p, schur_p
 from yax.primitives.linalg.tridiagonal import tridiagonal_p
 from yax.runtime.values import as_operand
@@ -40,11 +40,10 @@ def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors
     check_eig_implementation(implementation)
     x = as_operand(x)
     C.check_matrix("eig", x.aval, square=True)
-    params = dict(compute_left_eigenvectors=bool(compute_left_eigenvectors),
-                  compute_right_eigenvectors=bool(compute_right_eigenvectors))
-    if enable_eigvec_derivs:
-        params["enable_eigvec_derivs"] = True
-    return list(bind(eig_p, x, **params))
+    return list(bind(eig_p, x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                     compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                     enable_eigvec_derivs=bool(enable_eigvec_derivs),
+                     implementation=implementation))
 
 
 def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
@@ -61,12 +60,10 @@ def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
 
     Example: `u, q = lax.linalg.schur(a)`.
     """
-    del sort_eig_vals, select_callable
     x = as_operand(x)
     C.check_matrix("schur", x.aval, square=True)
-    if not compute_schur_vectors:
-        return list(bind(schur_p, x, compute_schur_vectors=False))
-    return list(bind(schur_p, x))
+    return list(bind(schur_p, x, compute_schur_vectors=bool(compute_schur_vectors),
+                     sort_eig_vals=bool(sort_eig_vals), select_callable=select_callable))
 
 
 def hessenberg(a):

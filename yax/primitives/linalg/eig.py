@@ -16,7 +16,8 @@ is moved along each eigenvector, dv = dv0 + v c, with Re(c) = -Re(v^H dv0) (the 
 and Im(c) = -Im(dv0[k]) / v[k] at the largest component k (it stays real). Left eigenvectors
 are the right ones of a^H (eigenvalues conj(w)), normalised the same way.
 
-That JVP binds eig with `eigenvalue_jvp=True`: its right eigenvectors then get the tangent
+The param `implementation` (None or EigImplementation.LAPACK) is jax's; it changes nothing.
+The eigenvalue JVP binds eig with `eigenvalue_jvp=True`: its right eigenvectors then get the tangent
 dvr = vr (F * vr^-1 da vr), F[i, j] = 1 / (w[j] - w[i]) off the diagonal and 0 on it (the
 derivative of the eigenvector family normalised by diag(vr^-1 dvr) = 0). dw does not depend on
 the eigenvectors' scale, so differentiating it through that tangent gives the eigenvalues'
@@ -45,7 +46,7 @@ def _complex_of(dtype) -> np.dtype:
 
 
 def _eig_abstract_eval(a, *, compute_left_eigenvectors, compute_right_eigenvectors,
-                       eigenvalue_jvp=False, enable_eigvec_derivs=False):
+                       eigenvalue_jvp=False, enable_eigvec_derivs=False, implementation=None):
     C.check_matrix("eig", a, square=True)
     cdt = _complex_of(a.dtype)
     outs = [ShapedArray(a.shape[:-1], cdt)]
@@ -55,7 +56,7 @@ def _eig_abstract_eval(a, *, compute_left_eigenvectors, compute_right_eigenvecto
 
 
 def _eig_lower(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors,
-               eigenvalue_jvp=False, enable_eigvec_derivs=False):
+               eigenvalue_jvp=False, enable_eigvec_derivs=False, implementation=None):
     aval, = ctx.avals_in
     if not cc.is_cpu(ctx):
         cc.gpu_unsupported("eig")
@@ -83,7 +84,7 @@ def _eig_lower(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors,
 
 
 def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors,
-             eigenvalue_jvp=False, enable_eigvec_derivs=False):
+             eigenvalue_jvp=False, enable_eigvec_derivs=False, implementation=None):
     a, = primals
     a_dot, = tangents
     if enable_eigvec_derivs:

@@ -4,6 +4,7 @@ schur(a; compute_schur_vectors) for a (..., n, n) returns [t, z] ([t] without th
 LAPACK's mode 'N') with a = z t z^H, z unitary and t upper triangular
 (complex input) or quasi-upper-triangular with 2 x 2 blocks for complex conjugate pairs (real
 input: SciPy's "real" Schur form). CPU lowering: LAPACK gees, unsorted; NaN where it fails.
+The params sort_eig_vals and select_callable are jax's and unused, as in jax.
 
 hessenberg(a) returns (packed, taus): LAPACK gehrd's output, the upper Hessenberg h in the upper
 triangle and first subdiagonal and the Householder vectors below it, with their n - 1 scalars
@@ -31,12 +32,14 @@ def _no_derivative(name):
     return jvp
 
 
-def _schur_abstract_eval(a, *, compute_schur_vectors=True):
+def _schur_abstract_eval(a, *, compute_schur_vectors=True, sort_eig_vals=False,
+                         select_callable=None):
     C.check_matrix("schur", a, square=True)
     return [ShapedArray(a.shape, a.dtype)] * (2 if compute_schur_vectors else 1)
 
 
-def _schur_lower(ctx, a, *, compute_schur_vectors=True):
+def _schur_lower(ctx, a, *, compute_schur_vectors=True, sort_eig_vals=False,
+                 select_callable=None):
     aval, = ctx.avals_in
     if not cc.is_cpu(ctx):
         cc.gpu_unsupported("schur")

@@ -62,8 +62,8 @@ def check_eigh_implementation(implementation) -> None:
             f"syevd/heevd (pass implementation=None or EighImplementation.QR)")
 
 
-def svd_uses_qr(algorithm) -> bool:
-    """True for SvdAlgorithm.QR (gesvd), False for the default (gesdd); refuses the rest."""
+def check_svd_algorithm(algorithm) -> None:
+    """None or an SvdAlgorithm LAPACK has: DEFAULT, DIVIDE_AND_CONQUER (gesdd) or QR (gesvd)."""
     if algorithm is not None and not isinstance(algorithm, SvdAlgorithm):
         raise errors.InvalidArgumentError(
             f"svd: algorithm must be None or a lax.linalg.SvdAlgorithm, got {algorithm!r}")
@@ -71,4 +71,3 @@ def svd_uses_qr(algorithm) -> bool:
         raise errors.NotImplementedRuleError(
             f"svd: {algorithm} is a GPU/TPU algorithm (as in JAX, not on CPU); use "
             f"SvdAlgorithm.DEFAULT, DIVIDE_AND_CONQUER or QR")
-    return algorithm is SvdAlgorithm.QR

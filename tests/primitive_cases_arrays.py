@@ -10,7 +10,7 @@ import numpy as np
 
 import yax.numpy as jnp
 import yax.scipy.linalg as jsl
-from tests.primitive_cases import Case, M, X, Y, pts, smooth
+from tests.primitive_cases import Case, M, X, Y, pts, smooth, zero
 from yax import lax
 from yax.lax import linalg
 
@@ -156,4 +156,14 @@ LINALG = {
     "eig:vectors": Case(_eig_vectors, (NONSYM,), kind="no_rule"),
     "schur": Case(lambda a: jsl.schur(a)[0], (NONSYM,), kind="no_rule"),
     "hessenberg": Case(lambda a: jsl.hessenberg(a)[0], (NONSYM,), kind="no_rule"),
+    "tridiagonal": Case(lambda a: linalg.tridiagonal(a)[1], (spd(),), kind="no_rule"),
+}
+
+# XLA's random-number ops: keyed bits are integers (float0 tangents, as jax); the stateful
+# uniform draw has no derivative (as jax)
+KEY = np.array([1, 2, 3, 4], np.uint32)
+XLA_RNG = {
+    "rng_bit_generator": zero(lambda lax, jnp, k: lax.rng_bit_generator(k, (3,))[1], KEY),
+    "rng_uniform": Case(lambda a, b: lax.rng_uniform(a, b, (3,)),
+                        (np.asarray(0.0), np.asarray(1.0)), kind="no_rule"),
 }

@@ -30,6 +30,7 @@ from tests.primitive_cases_arrays import (
     SLICING,
     SORTING,
     WINDOWED,
+    XLA_RNG,
 )
 from tests.primitive_cases_calls import CALLS, COLLECTIVES
 from yax import errors, lax
@@ -38,7 +39,7 @@ from yax.core.primitive import all_primitives
 from yax.interpreters.ad_util import float0
 
 CASES = {**ELEMENTWISE, **REDUCTIONS, **SHAPE, **SLICING, **WINDOWED, **CONTRACTIONS,
-         **SORTING, **FFT, **LINALG, **COLLECTIVES, **CALLS}
+         **SORTING, **FFT, **LINALG, **XLA_RNG, **COLLECTIVES, **CALLS}
 JIT_VS_EAGER_SAMPLE = ("sin", "div", "cumprod", "gather", "cholesky", "scan", "psum", "fft")
 
 

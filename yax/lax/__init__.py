@@ -73,3 +73,5 @@ from yax.lax.ragged_dot import (  # noqa: E402,F401
     ragged_dot_general,
 )
 from yax.lax.mulhi import mulhi  # noqa: E402,F401
+from yax.lax.rng import RandomAlgorithm, rng_bit_generator, rng_uniform  # noqa: E402,F401
+from yax.lax.shape_value import shape_as_value  # noqa: E402,F401

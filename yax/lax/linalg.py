@@ -15,6 +15,7 @@ from yax.lax import elementwise as ew
 from yax.lax.shape import broadcast_in_dim
 from yax.primitives.linalg import _common as C
 from yax.primitives.linalg.eigh import eigh_p
+from yax.primitives.linalg.enums import check_eigh_implementation, check_svd_algorithm
 from yax.primitives.linalg.lu import lu_p
 from yax.primitives.linalg.lu import lu_pivots_to_permutation as _pivots_to_perm
 from yax.primitives.linalg.qr import qr_p
@@ -30,7 +31,7 @@ def symmetrize(x):
     """(x + x^H) / 2: the Hermitian part of each matrix."""
     x = as_operand(x)
     C.check_matrix("symmetrize", x.aval, square=True)
-    return ew.mul(ew.add(x, C.H(x)), 0.5)
+    return ew.div(ew.add(x, C.H(x)), 2.0)
 
 
 def cholesky(x, *, symmetrize_input: bool = True):
@@ -121,46 +122,67 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True):
     return q, r
 
 
-def eigh(x, *, lower: bool = True, symmetrize_input: bool = True):
+def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
+         sort_eigenvalues: bool = True, subset_by_index=None, implementation=None):
     """Eigenvectors and eigenvalues of Hermitian matrices.
 
     Args:
       x: (..., n, n).
       lower: which triangle is read when symmetrize_input is False.
       symmetrize_input: use (x + x^H)/2.
+      sort_eigenvalues: LAPACK's eigenvalues come ascending either way.
+      subset_by_index: only None (as jax on CPU).
+      implementation: None or EighImplementation.QR (LAPACK syevd/heevd).
     Returns:
       (v, w): v (..., n, n) with eigenvectors as columns, w (..., n) real, ascending.
       See yax/primitives/linalg/eigh.py for the derivative convention at repeated eigenvalues.
 
     Example: `v, w = lax.linalg.eigh(a)`.
     """
+    check_eigh_implementation(implementation)
+    _check_no_subset("eigh", subset_by_index)
     x = as_operand(x)
     C.check_matrix("eigh", x.aval, square=True)
     if symmetrize_input:
         x = symmetrize(x)
-    v, w = bind(eigh_p, x, lower=bool(lower))
+    v, w = bind(eigh_p, x, lower=bool(lower), algorithm=implementation,
+                sort_eigenvalues=bool(sort_eigenvalues), subset_by_index=None)
     return v, w
 
 
-def svd(x, *, full_matrices: bool = True, compute_uv: bool = True):
+def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
+        algorithm=None):
     """Singular value decomposition x = u @ diag(s) @ vh.
 
     Args:
       x: (..., m, n).
       full_matrices: u (..., m, m), vh (..., n, n) if True, else (..., m, k), (..., k, n).
       compute_uv: return only s when False.
+      subset_by_index: only None (as jax on CPU).
+      algorithm: None, SvdAlgorithm.DEFAULT or DIVIDE_AND_CONQUER (LAPACK gesdd), or
+        SvdAlgorithm.QR (LAPACK gesvd).
     Returns:
       (u, s, vh), or s; s (..., min(m, n)) real, descending.
 
     Example: `u, s, vh = lax.linalg.svd(a, full_matrices=False)`.
     """
+    check_svd_algorithm(algorithm)
+    _check_no_subset("svd", subset_by_index)
     x = as_operand(x)
     C.check_matrix("svd", x.aval)
+    params = dict(full_matrices=bool(full_matrices), algorithm=algorithm, subset_by_index=None)
     if not compute_uv:
-        s, = bind(svd_p, x, full_matrices=False, compute_uv=False)
+        s, = bind(svd_p, x, compute_uv=False, **params)
         return s
-    s, u, vh = bind(svd_p, x, full_matrices=bool(full_matrices), compute_uv=True)
+    s, u, vh = bind(svd_p, x, compute_uv=True, **params)
     return u, s, vh
+
+
+def _check_no_subset(name: str, subset_by_index) -> None:
+    if subset_by_index is not None:
+        raise errors.NotImplementedRuleError(
+            f"{name}: subset_by_index is not supported on CPU (as in JAX); take the full "
+            f"decomposition and slice it")
 
 
 def broadcast_batch_dims(name: str, *xs):
@@ -187,3 +209,15 @@ __all__ += ["symmetric_product", "tridiagonal_solve"]
 from yax.lax.householder import cholesky_update, householder_product, ormqr  # noqa: E402,F401
 
 __all__ += ["cholesky_update", "householder_product", "ormqr"]
+from yax.lax.linalg_general import eig, hessenberg, schur, tridiagonal  # noqa: E402,F401
+from yax.primitives.linalg.enums import (  # noqa: E402,F401
+    EighImplementation,
+    EigImplementation,
+    SvdAlgorithm,
+)
+
+__all__ += ["EigImplementation", "EighImplementation", "SvdAlgorithm", "eig", "hessenberg",
+            "schur", "tridiagonal"]
+from yax.lax.qdwh import qdwh  # noqa: E402,F401
+
+__all__ += ["qdwh"]

@@ -7,11 +7,17 @@ and right eigenvectors as columns, each of unit 2-norm, with a vr = vr diag(w) a
 vl^H a = diag(w) vl^H. CPU lowering: LAPACK geev; NaN where it does not converge. No GPU
 lowering (XLA has no native op).
 
-Derivative, as in JAX: only for the eigenvalues (both eigenvector flags off). With right
-eigenvectors vr of distinct eigenvalues, dw = diag(vr^-1 da vr). Eigenvector derivatives are not
-defined (their phase and scale are arbitrary): a clear error.
+Derivative, as in JAX: for the eigenvalues; with right eigenvectors vr of distinct eigenvalues,
+dw = diag(vr^-1 da vr). Eigenvector derivatives are a clear error unless the caller opts in with
+`enable_eigvec_derivs=True` (jax.lax.linalg.eig's flag): they are then taken under geev's own
+normalisation (unit 2-norm, largest-magnitude component real), valid for distinct eigenvalues
+and no tie for the largest component. The family's tangent dv0 = vr (F * vr^-1 da vr) (below)
+is moved along each eigenvector, dv = dv0 + v c, with Re(c) = -Re(v^H dv0) (the norm stays 1)
+and Im(c) = -Im(dv0[k]) / v[k] at the largest component k (it stays real). Left eigenvectors
+are the right ones of a^H (eigenvalues conj(w)), normalised the same way.
 
-That JVP binds eig with `eigenvalue_jvp=True`: its right eigenvectors then get the tangent
+The param `implementation` (None or EigImplementation.LAPACK) is jax's; it changes nothing.
+The eigenvalue JVP binds eig with `eigenvalue_jvp=True`: its right eigenvectors then get the tangent
 dvr = vr (F * vr^-1 da vr), F[i, j] = 1 / (w[j] - w[i]) off the diagonal and 0 on it (the
 derivative of the eigenvector family normalised by diag(vr^-1 dvr) = 0). dw does not depend on
 the eigenvectors' scale, so differentiating it through that tangent gives the eigenvalues'
@@ -40,7 +46,7 @@ def _complex_of(dtype) -> np.dtype:
 
 
 def _eig_abstract_eval(a, *, compute_left_eigenvectors, compute_right_eigenvectors,
-                       eigenvalue_jvp=False):
+                       eigenvalue_jvp=False, enable_eigvec_derivs=False, implementation=None):
     C.check_matrix("eig", a, square=True)
     cdt = _complex_of(a.dtype)
     outs = [ShapedArray(a.shape[:-1], cdt)]
@@ -50,7 +56,7 @@ def _eig_abstract_eval(a, *, compute_left_eigenvectors, compute_right_eigenvecto
 
 
 def _eig_lower(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors,
-               eigenvalue_jvp=False):
+               eigenvalue_jvp=False, enable_eigvec_derivs=False, implementation=None):
     aval, = ctx.avals_in
     if not cc.is_cpu(ctx):
         cc.gpu_unsupported("eig")
@@ -78,14 +84,17 @@ def _eig_lower(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors,
 
 
 def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors,
-             eigenvalue_jvp=False):
+             eigenvalue_jvp=False, enable_eigvec_derivs=False, implementation=None):
     a, = primals
     a_dot, = tangents
+    if enable_eigvec_derivs:
+        return _eigvec_jvp(a, a_dot, compute_left_eigenvectors, compute_right_eigenvectors)
     if compute_left_eigenvectors or (compute_right_eigenvectors and not eigenvalue_jvp):
         raise errors.NotImplementedRuleError(
-            "eig: derivatives of eigenvectors are not defined (as in JAX; their phase and scale "
-            "are arbitrary); differentiate jnp.linalg.eigvals, or use eigh for Hermitian "
-            "matrices")
+            "eig: derivatives of eigenvectors are only valid for distinct eigenvalues, which "
+            "cannot be checked at trace time; opt in with "
+            "lax.linalg.eig(..., enable_eigvec_derivs=True), differentiate "
+            "jnp.linalg.eigvals, or use eigh for Hermitian matrices")
     w, vr = eig_p.bind(a, compute_left_eigenvectors=False, compute_right_eigenvectors=True,
                        eigenvalue_jvp=True)
     primals_out = [w, vr] if compute_right_eigenvectors else [w]
@@ -97,6 +106,46 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
     if compute_right_eigenvectors:
         tangents_out.append(C.matmul(vr, lax.mul(safe_reciprocal_gaps(w), g)))
     return primals_out, tangents_out
+
+
+def _eigvec_jvp(a, a_dot, left: bool, right: bool):
+    """JVP of w, vl, vr under geev's normalisation (the module docstring)."""
+    outs = eig_p.bind(a, compute_left_eigenvectors=left, compute_right_eigenvectors=True,
+                      enable_eigvec_derivs=True)
+    w, vr = outs[0], outs[-1]
+    primals_out = [w] + ([outs[1]] if left else []) + ([vr] if right else [])
+    if type(a_dot) is Zero:
+        return primals_out, [Zero(x.aval) for x in primals_out]
+    a_dot = lax.convert_element_type(a_dot, w.aval.dtype)
+    g = _solve(vr, C.matmul(a_dot, vr))
+    tangents_out = [C.diag_part(g)]
+    if left:
+        vl = outs[1]
+        gl = _solve(vl, C.matmul(C.H(a_dot), vl))
+        tangents_out.append(_geev_gauge(vl, C.matmul(vl, lax.mul(
+            safe_reciprocal_gaps(lax.conj(w)), gl))))
+    if right:
+        tangents_out.append(_geev_gauge(vr, C.matmul(vr, lax.mul(safe_reciprocal_gaps(w), g))))
+    return primals_out, tangents_out
+
+
+def _geev_gauge(v, dv0):
+    """dv0 + v c: the tangent that keeps each column of unit norm with its largest-magnitude
+    component real (c per column, see the module docstring)."""
+    nb = v.ndim - 2
+    col_sum = (nb,)  # sum over the rows of each column
+    re_c = lax.neg(lax.real(lax.reduce_sum(lax.mul(lax.conj(v), dv0), col_sum)))
+    mag = lax.abs(v)
+    k = lax.argmax(mag, nb, np.int32)
+    rows = lax.broadcasted_iota(np.int32, tuple(v.shape), nb)
+    pick = lax.eq(rows, lax.broadcast_in_dim(k, tuple(v.shape), tuple(range(nb)) + (nb + 1,)))
+    zeros = C.zeros_like(v)
+    v_k = lax.real(lax.reduce_sum(lax.select(pick, v, zeros), col_sum))
+    dv0_k = lax.imag(lax.reduce_sum(lax.select(pick, dv0, zeros), col_sum))
+    im_c = lax.neg(lax.div(dv0_k, v_k))
+    c = lax.complex(re_c, im_c)
+    return lax.add(dv0, lax.mul(v, lax.broadcast_in_dim(c, tuple(v.shape),
+                                                        tuple(range(nb)) + (nb + 1,))))
 
 
 def _solve(a, b):

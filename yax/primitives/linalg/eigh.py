@@ -2,8 +2,9 @@
 
 eigh(a, lower) for a (..., n, n) returns (v, w): eigenvectors v (..., n, n) (columns) and real
 eigenvalues w (..., n) in ascending order, with a = v diag(w) v^H. Only the `lower` (or upper)
-triangle of a is read. CPU lowering: LAPACK syevd / heevd (divide and conquer); NaN where it
-does not converge.
+triangle of a is read. The params algorithm (None or EighImplementation.QR), sort_eigenvalues
+(LAPACK's order is ascending) and subset_by_index (None) are jax's. CPU lowering: LAPACK
+syevd / heevd (divide and conquer); NaN where it does not converge.
 
 Derivative (for distinct eigenvalues): with G = v^H da v, dw = real(diag(G)) and
 dv = v (F * G), F[i, j] = 1 / (w[j] - w[i]). Convention for degenerate eigenvalues
@@ -24,13 +25,14 @@ from yax.primitives.linalg import _common as C
 from yax.primitives.linalg import custom_call as cc
 
 
-def _eigh_abstract_eval(a, *, lower):
+def _eigh_abstract_eval(a, *, lower, algorithm=None, sort_eigenvalues=True,
+                        subset_by_index=None):
     C.check_matrix("eigh", a, square=True)
     return [ShapedArray(a.shape, a.dtype),
             ShapedArray(a.shape[:-1], C.real_dtype(a.dtype))]
 
 
-def _eigh_lower(ctx, a, *, lower):
+def _eigh_lower(ctx, a, *, lower, algorithm=None, sort_eigenvalues=True, subset_by_index=None):
     aval, = ctx.avals_in
     v_aval, w_aval = ctx.avals_out
     if not cc.is_cpu(ctx):
@@ -61,10 +63,10 @@ def safe_reciprocal_gaps(w):
     return lax.select(same, C.zeros_like(gap), lax.div(one, lax.select(same, one, gap)))
 
 
-def _eigh_jvp(primals, tangents, *, lower):
+def _eigh_jvp(primals, tangents, *, lower, **params):
     a, = primals
     a_dot, = tangents
-    v, w = eigh_p.bind(a, lower=lower)
+    v, w = eigh_p.bind(a, lower=lower, **params)
     if type(a_dot) is Zero:
         return [v, w], [Zero(v.aval), Zero(w.aval)]
     a_dot = C.hermitian_part_of_triangle(a_dot, lower=lower)

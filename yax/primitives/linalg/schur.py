@@ -1,8 +1,10 @@
 """Schur and Hessenberg decompositions of general square matrices: `schur`, `hessenberg`.
 
-schur(a) for a (..., n, n) returns (t, z) with a = z t z^H, z unitary and t upper triangular
+schur(a; compute_schur_vectors) for a (..., n, n) returns [t, z] ([t] without the vectors:
+LAPACK's mode 'N') with a = z t z^H, z unitary and t upper triangular
 (complex input) or quasi-upper-triangular with 2 x 2 blocks for complex conjugate pairs (real
 input: SciPy's "real" Schur form). CPU lowering: LAPACK gees, unsorted; NaN where it fails.
+The params sort_eig_vals and select_callable are jax's and unused, as in jax.
 
 hessenberg(a) returns (packed, taus): LAPACK gehrd's output, the upper Hessenberg h in the upper
 triangle and first subdiagonal and the Householder vectors below it, with their n - 1 scalars
@@ -30,12 +32,14 @@ def _no_derivative(name):
     return jvp
 
 
-def _schur_abstract_eval(a):
+def _schur_abstract_eval(a, *, compute_schur_vectors=True, sort_eig_vals=False,
+                         select_callable=None):
     C.check_matrix("schur", a, square=True)
-    return [ShapedArray(a.shape, a.dtype), ShapedArray(a.shape, a.dtype)]
+    return [ShapedArray(a.shape, a.dtype)] * (2 if compute_schur_vectors else 1)
 
 
-def _schur_lower(ctx, a):
+def _schur_lower(ctx, a, *, compute_schur_vectors=True, sort_eig_vals=False,
+                 select_callable=None):
     aval, = ctx.avals_in
     if not cc.is_cpu(ctx):
         cc.gpu_unsupported("schur")
@@ -45,8 +49,12 @@ def _schur_lower(ctx, a):
     t, z, *_, info = cc.ffi_call(
         cc.lapack_target("gees", aval.dtype), [a], [aval],
         [aval, aval, *eigenvalues, ShapedArray(batch, np.dtype(np.int32)), cc.info_aval(batch)],
-        attrs={"mode": cc.char_attr("V"), "sort": cc.char_attr("N")}, aliases={0: 0})
-    return [cc.nan_where_failed(t, aval, info, batch), cc.nan_where_failed(z, aval, info, batch)]
+        attrs={"mode": cc.char_attr("V" if compute_schur_vectors else "N"),
+               "sort": cc.char_attr("N")}, aliases={0: 0})
+    t = cc.nan_where_failed(t, aval, info, batch)
+    if not compute_schur_vectors:
+        return [t]
+    return [t, cc.nan_where_failed(z, aval, info, batch)]
 
 
 schur_p = Primitive("schur", multiple_results=True, abstract_eval=_schur_abstract_eval,

@@ -3,7 +3,10 @@
 svd(a, full_matrices, compute_uv) for a (..., m, n), k = min(m, n): a = u diag(s) vh with s
 (..., k) real, descending and >= 0. compute_uv=True returns [s, u, vh] with u (..., m, k) and
 vh (..., k, n), or (..., m, m) and (..., n, n) with full_matrices; compute_uv=False returns [s].
-CPU lowering: LAPACK gesdd (divide and conquer); NaN where it does not converge.
+CPU lowering: LAPACK gesdd (divide and conquer), or gesvd (QR iteration) for the param
+algorithm=SvdAlgorithm.QR (params `algorithm` and `subset_by_index`, None by default, are
+jax's; lax.linalg.svd refuses the algorithms and subsets LAPACK has no routine for); NaN where
+it does not converge.
 
 Derivative for distinct nonzero singular values (full_matrices=False or square a): with
 dP = u^H da v, ds = real(diag(dP)); du = u (F * (dP S + S dP^H) + J) + (I - u u^H) da v S^{-1}
@@ -24,6 +27,7 @@ from yax.primitives._lax import lax
 from yax.primitives.linalg import _common as C
 from yax.primitives.linalg import custom_call as cc
 from yax.primitives.linalg.eigh import safe_reciprocal_gaps
+from yax.primitives.linalg.enums import SvdAlgorithm
 
 
 def _uv_shapes(shape, full_matrices):
@@ -33,7 +37,7 @@ def _uv_shapes(shape, full_matrices):
             tuple(batch) + (n if full_matrices else k, n))
 
 
-def _svd_abstract_eval(a, *, full_matrices, compute_uv):
+def _svd_abstract_eval(a, *, full_matrices, compute_uv, algorithm=None, subset_by_index=None):
     C.check_matrix("svd", a)
     s = ShapedArray(tuple(a.shape[:-2]) + (min(a.shape[-2:]),), C.real_dtype(a.dtype))
     if not compute_uv:
@@ -42,7 +46,7 @@ def _svd_abstract_eval(a, *, full_matrices, compute_uv):
     return [s, ShapedArray(u_shape, a.dtype), ShapedArray(vh_shape, a.dtype)]
 
 
-def _svd_lower(ctx, a, *, full_matrices, compute_uv):
+def _svd_lower(ctx, a, *, full_matrices, compute_uv, algorithm=None, subset_by_index=None):
     aval, = ctx.avals_in
     if not cc.is_cpu(ctx):
         cc.gpu_unsupported("svd")
@@ -55,7 +59,8 @@ def _svd_lower(ctx, a, *, full_matrices, compute_uv):
     u_aval, vh_aval = aval.update(shape=u_shape), aval.update(shape=vh_shape)
     mode = "N" if not compute_uv else ("A" if full_matrices else "S")
     _, s, u, vh, info = cc.ffi_call(
-        cc.lapack_target("gesdd", aval.dtype), [a], [aval],
+        cc.lapack_target("gesvd" if algorithm is SvdAlgorithm.QR else "gesdd", aval.dtype),
+        [a], [aval],
         [aval, s_aval, u_aval, vh_aval, cc.info_aval(batch)],
         attrs={"mode": cc.char_attr(mode)}, aliases={0: 0})
     s = cc.nan_where_failed(s, s_aval, info, batch)
@@ -73,11 +78,12 @@ def _empty_svd(avals_out) -> list:
     return out
 
 
-def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
+def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, algorithm=None, subset_by_index=None):
     a, = primals
     a_dot, = tangents
     if type(a_dot) is Zero:
-        outs = svd_p.bind(a, full_matrices=full_matrices, compute_uv=compute_uv)
+        outs = svd_p.bind(a, full_matrices=full_matrices, compute_uv=compute_uv,
+                          algorithm=algorithm, subset_by_index=subset_by_index)
         return outs, [Zero(o.aval) for o in outs]
     m, n = a.shape[-2:]
     if compute_uv and full_matrices and m != n:
@@ -85,7 +91,8 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
             f"svd: the derivative with full_matrices=True needs a square matrix, got "
             f"{a.aval.str_short()}; use full_matrices=False")
     # one factorisation serves primal and tangent (for square a, full and reduced coincide)
-    s, u, vh = svd_p.bind(a, full_matrices=False, compute_uv=True)
+    s, u, vh = svd_p.bind(a, full_matrices=False, compute_uv=True, algorithm=algorithm,
+                          subset_by_index=subset_by_index)
     outs = [s, u, vh] if compute_uv else [s]
     v = C.H(vh)
     dp = C.matmul(C.H(u), C.matmul(a_dot, v))

@@ -260,9 +260,9 @@ class DeviceOutOfMemoryError(JaxRuntimeError, MemoryError):
 
 # --- host callbacks, checks and debugging flags (debug helpers) --------------------------------
 
-class CallbackError(YaxError, RuntimeError):
+class CallbackError(JaxRuntimeError):
     """A host callback (debug.print/callback, pure_callback, io_callback) raised an exception;
-    the original is its `__cause__`."""
+    the original is its `__cause__`. A `JaxRuntimeError`, the class jax raises there."""
 
 
 class CallbackResultError(YaxError, TypeError):

@@ -204,7 +204,8 @@ def _run_debugger(frames: list[DebuggerFrame], **kwargs) -> None:
         debugger = CliDebugger(frames, **kwargs)
         debugger.cmdloop()
     if debugger.quit_requested:
-        raise RuntimeError("quit from debug.breakpoint: the program stops here")
+        # jax's debugger quits with SystemExit, which its runtime reports as a JaxRuntimeError
+        raise errors.JaxRuntimeError("quit from debug.breakpoint: the program stops here")
 
 
 def breakpoint(*, backend: str | None = None, filter_frames: bool = True,  # noqa: A001

@@ -109,8 +109,8 @@ class HostCallback:
         """Call the function on NumPy arrays; returns its results checked and converted."""
         try:
             outs = self.flat_fn(*args)
-        except errors.CallbackResultError:
-            raise
+        except (errors.CallbackResultError, errors.JaxRuntimeError):
+            raise  # already says what failed (a nested callback, a debugger's quit)
         except Exception as e:
             if not self.wrap_errors:
                 raise

@@ -63,3 +63,28 @@ def test_unsymmetrised_cholesky_derivative_reads_the_lower_triangle_only():
         # the upper triangle of the tangent does not matter
         _, tangent_lower = yax.jvp(chol, (a,), (np.tril(t),))
         np.testing.assert_allclose(np.asarray(tangent), np.asarray(tangent_lower), atol=1e-12)
+
+
+def _sum_logistic(np_mod):
+    return lambda x: np_mod.sum(1.0 / (1.0 + np_mod.exp(-x)))
+
+
+def test_jitted_hessian_equals_jax_bitwise():
+    # the quickstart's `jit(jacfwd(jacrev(f)))`: the basis vectors are embedded constants that
+    # XLA folds, as it folds jax's iota-built ones
+    x = np.arange(3.0, dtype=np.float32)
+    expected = np.asarray(jax.jit(jax.jacfwd(jax.jacrev(_sum_logistic(jjnp))))(x))
+    got = np.asarray(yax.jit(yax.jacfwd(yax.jacrev(_sum_logistic(jnp))))(x))
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_small_constants_are_embedded_and_large_ones_passed():
+    small = np.arange(4.0, dtype=np.float32)
+    large = np.arange(4096.0, dtype=np.float32)
+    text_small = yax.jit(lambda x: x + small).lower(np.ones(4, np.float32)).as_text()
+    text_large = yax.jit(lambda x: x + large).lower(np.ones(4096, np.float32)).as_text()
+    assert "dense<[0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00]>" in text_small
+    assert text_small.count("%arg") == text_small.count("%arg0")  # one parameter: x
+    assert "%arg1" in text_large  # the captured array travels as a parameter
+    np.testing.assert_array_equal(yax.jit(lambda x: x + small)(np.ones(4, np.float32)),
+                                  small + 1)

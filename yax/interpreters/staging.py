@@ -24,6 +24,7 @@ from yax.core.avals import ShapedArray, TypedScalar, aval_of_value
 from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, SourceInfo, Var, subjaxprs
 from yax.core.trace import Trace, Tracer, current_trace, run_in_trace
 from yax.core.typecheck import check_jaxpr
+from yax.runtime.array import Array
 
 
 class StagingTracer(Tracer):
@@ -258,13 +259,38 @@ def trace_to_jaxpr(fun, in_avals, *, name: str = "fun", origin=None,
     return closed
 
 
-def closure_convert(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
-    """Move all consts to leading invars: returns a const-free jaxpr and the values to pass."""
+def closure_convert(closed: ClosedJaxpr, *, embed_small: bool = False) -> tuple[ClosedJaxpr, list]:
+    """Move consts to leading invars: returns the jaxpr and the values to pass.
+
+    With `embed_small`, small NumPy consts (at most EMBEDDED_CONST_BYTES, such as the basis
+    vectors of jacfwd/jacrev) stay consts of the returned jaxpr, so its lowering embeds them
+    and XLA folds them into the program as it folds jax's `iota`-built ones (the same rounding
+    as jax's compiled derivatives); the others become invars."""
     j = closed.jaxpr
     if not j.constvars:
         return closed, []
-    converted = Jaxpr([], list(j.constvars) + list(j.invars), j.eqns, j.outvars)
-    return ClosedJaxpr(converted, []), list(closed.consts)
+    keep = [embed_small and _embeddable(c) for c in closed.consts]
+    if not any(keep):
+        converted = Jaxpr([], list(j.constvars) + list(j.invars), j.eqns, j.outvars)
+        return ClosedJaxpr(converted, []), list(closed.consts)
+    kept = [(v, c) for v, c, k in zip(j.constvars, closed.consts, keep, strict=True) if k]
+    moved = [(v, c) for v, c, k in zip(j.constvars, closed.consts, keep, strict=True) if not k]
+    converted = Jaxpr([v for v, _ in kept], [v for v, _ in moved] + list(j.invars), j.eqns,
+                      j.outvars)
+    return ClosedJaxpr(converted, [c for _, c in kept]), [c for _, c in moved]
+
+
+EMBEDDED_CONST_BYTES = 256
+
+
+def _embeddable(value) -> bool:
+    """A concrete value small enough to embed (a yax Array on one device, or NumPy)."""
+    if type(value) is np.ndarray:
+        return value.nbytes <= EMBEDDED_CONST_BYTES
+    if type(value) is Array and len(value.devices()) == 1:
+        aval = value.aval
+        return aval.size * aval.dtype.itemsize <= EMBEDDED_CONST_BYTES
+    return False
 
 
 _warned_lines: set = set()

@@ -154,7 +154,7 @@ def trace(fn, args, kwargs, static_pos, in_tree, avals, arg_sh=()) -> Entry:
 
     closed = trace_to_jaxpr(flat_fun, list(avals), name=fn.name,
                             origin=(fn._fun, in_tree, static_pos))
-    converted, consts = closure_convert(closed)
+    converted, consts = closure_convert(closed, embed_small=True)
     donated = donated_leaf_indices(fn, args, static_pos, kwargs)
     placement = placement_for(fn, in_tree, avals, arg_sh, out_tree_box[0], converted)
     return Entry(converted, consts, out_tree_box[0], donated, placement)

@@ -150,6 +150,15 @@ def test_array_python_int_overflow():
         jnp.array(2 ** 40)
 
 
+@pytest.mark.parametrize("value", [None, [1.0, None], [[None]]])
+def test_array_of_none_is_jax_value_error(value):
+    import jax.numpy as jax_np
+    with pytest.raises(ValueError, match="None is not a valid value for jnp.array"):
+        jax_np.array(value)
+    with pytest.raises(ValueError, match="None is not a valid value for jnp.array"):
+        jnp.array(value)
+
+
 def test_integer_division_negative_operands():
     a = np.array([-7, -7, 7, 7, -6, 0], np.int32)
     b = np.array([2, -2, 2, -2, 3, -5], np.int32)

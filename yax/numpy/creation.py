@@ -135,6 +135,9 @@ def _array_from_host(object, dtype) -> Array:
     if hasattr(object, "__jax_array__"):
         object = object.__jax_array__()
     leaves = _leaves(object)
+    if object is None or any(x is None for x in leaves):  # jax's error, not an object array
+        raise ValueError(f"None is not a valid value for jnp.array\n  at "
+                         f"{errors.format_location(errors.user_location())}")
     if dtype is not None:
         dt = _canonical_dtype(dtype)
         weak = False

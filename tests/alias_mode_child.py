@@ -54,6 +54,12 @@ try:
 except ModuleNotFoundError as err:  # optional-dependency probes read the name
     checks["module_error_name"] = err.name
 
+# the gradient-checkpointing tutorial's import of jax's test helpers
+from jax._src import test_util as jtu  # noqa: E402
+
+checks["create_mesh"] = [list(jtu.create_mesh((1,), ("x",)).shape.items()),
+                         jtu.check_grads is yax.test_util.check_grads]
+
 jax.jit = None  # a library patching the facade (chex's fake_jit does) leaves yax alone
 checks["yax_jit_intact"] = yax.jit is not None and callable(yax.jit)
 checks["interpreters_intact"] = yax.interpreters.__name__ == "yax.interpreters"

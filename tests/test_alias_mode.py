@@ -43,6 +43,10 @@ def checks():
     return json.loads(line[-1].split(" ", 1)[1])
 
 
+def test_jax_src_test_util_serves_create_mesh(checks):
+    assert checks["create_mesh"] == [[["x", 1]], True]
+
+
 def test_script_sees_yax_under_the_name_jax(checks):
     assert checks["argv"] == ["--flag", "value"]
     assert checks["name"] == "jax"

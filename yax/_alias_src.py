@@ -86,6 +86,30 @@ def _public(module_name: str) -> dict:
     return {n: getattr(module, n) for n in dir(module) if not n.startswith("_")}
 
 
+def create_mesh(mesh_shape, axis_names, iota_order: bool = False, axis_types=None):
+    """jax's test helper: a mesh of the first prod(mesh_shape) devices (in id order with
+    `iota_order`, else as `make_mesh` lays them out); unittest's SkipTest when there are
+    fewer devices, as in jax's test suite."""
+    import math
+    import unittest
+
+    import yax
+    size = math.prod(mesh_shape)
+    devices = yax.devices()
+    if len(devices) < size:
+        raise unittest.SkipTest(f"Test requires {size} global devices; found {len(devices)}")
+    if iota_order:
+        ordered = np.array(devices[:size]).reshape(mesh_shape)
+        return yax.sharding.Mesh(ordered, tuple(axis_names), axis_types=axis_types)
+    return yax.make_mesh(tuple(mesh_shape), tuple(axis_names), axis_types=axis_types)
+
+
+def _test_util() -> dict:
+    names = _public("yax.test_util")
+    names["create_mesh"] = create_mesh
+    return names
+
+
 # jax's tutorials "How JAX primitives work" (which writes its lowering with jaxlib's StableHLO
 # bindings, as yax does) and "Writing custom interpreters" import these
 _TUTORIAL_BUILDERS = {
@@ -98,6 +122,8 @@ _TUTORIAL_BUILDERS = {
     "jax._src.lib.mlir.ir": lambda: _public("jaxlib.mlir.ir"),
     "jax._src.lib.mlir.dialects": dict,  # its module `hlo`
     "jax._src.lib.mlir.dialects.hlo": lambda: _public("jaxlib.mlir.dialects.stablehlo"),
+    # the gradient-checkpointing tutorial: `from jax._src import test_util as jtu`
+    "jax._src.test_util": _test_util,
 }
 
 

@@ -88,3 +88,8 @@ def test_small_constants_are_embedded_and_large_ones_passed():
     assert "%arg1" in text_large  # the captured array travels as a parameter
     np.testing.assert_array_equal(yax.jit(lambda x: x + small)(np.ones(4, np.float32)),
                                   small + 1)
+    # every dtype embeds exactly (a bool mask: one byte per element in jaxlib 0.10's MLIR)
+    for const in (np.array([True, False, True, True, False]), np.arange(5, dtype=np.int8),
+                  np.array([1 + 2j, -3j, 0, 4, 5], np.complex64), np.arange(5, dtype=np.uint32)):
+        got = yax.jit(lambda x, c=const: (x, c))(np.zeros(5, np.float32))[1]
+        np.testing.assert_array_equal(np.asarray(got), const)

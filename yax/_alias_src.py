@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+import math
 import typing
+import unittest
 
 import numpy as np
 
@@ -19,6 +21,8 @@ from yax._pytree import registry as _pytree_registry
 from yax.experimental import checkify as _checkify
 from yax.experimental.callbacks import effects_barrier
 from yax.extend import source_info_util
+from yax.runtime import mesh
+from yax.transforms import api
 
 
 def api_boundary(fun=None, **_options):
@@ -90,18 +94,14 @@ def create_mesh(mesh_shape, axis_names, iota_order: bool = False, axis_types=Non
     """jax's test helper: a mesh of the first prod(mesh_shape) devices (in id order with
     `iota_order`, else as `make_mesh` lays them out); unittest's SkipTest when there are
     fewer devices, as in jax's test suite."""
-    import math
-    import unittest
-
-    import yax
     size = math.prod(mesh_shape)
-    devices = yax.devices()
+    devices = api.devices()
     if len(devices) < size:
         raise unittest.SkipTest(f"Test requires {size} global devices; found {len(devices)}")
     if iota_order:
         ordered = np.array(devices[:size]).reshape(mesh_shape)
-        return yax.sharding.Mesh(ordered, tuple(axis_names), axis_types=axis_types)
-    return yax.make_mesh(tuple(mesh_shape), tuple(axis_names), axis_types=axis_types)
+        return mesh.Mesh(ordered, tuple(axis_names), axis_types=axis_types)
+    return mesh.make_mesh(tuple(mesh_shape), tuple(axis_names), axis_types=axis_types)
 
 
 def _test_util() -> dict:

@@ -77,13 +77,23 @@ def constant(value, dtype=None) -> ir.Value:
             ttype, ir.DenseElementsAttr.get(np.ascontiguousarray(value.reshape(-1)[:1]),
                                             type=etype, shape=[]).get_splat_value())
     elif value.dtype == np.bool_:
-        attr = ir.DenseElementsAttr.get(np.packbits(np.ascontiguousarray(value), axis=None,
-                                                    bitorder="little"),
-                                        type=etype, shape=list(value.shape))
+        attr = _bool_elements(value, etype)
     else:
         attr = ir.DenseElementsAttr.get(np.ascontiguousarray(value), type=etype,
                                         shape=list(value.shape))
     return hlo.constant(attr)
+
+
+def _bool_elements(value: np.ndarray, etype) -> ir.DenseElementsAttr:
+    """A bool array's elements: one byte per element, the layout of jaxlib 0.10's MLIR; older
+    MLIR packed eight to a byte and refuses the byte layout for more than one element."""
+    try:
+        return ir.DenseElementsAttr.get(np.ascontiguousarray(value), type=etype,
+                                        shape=list(value.shape))
+    except ValueError:
+        return ir.DenseElementsAttr.get(np.packbits(np.ascontiguousarray(value), axis=None,
+                                                    bitorder="little"),
+                                        type=etype, shape=list(value.shape))
 
 
 def full_like_aval(value, aval) -> ir.Value:

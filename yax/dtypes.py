@@ -82,8 +82,8 @@ def scalar_type_of(x) -> type:
 
 
 def itemsize_bits(dtype) -> int:
-    """The size of one element of `dtype` in bits (bool counts as 8, as JAX)."""
-    return np.dtype(dtype).itemsize * 8
+    """The size of one element of `dtype` in bits (bool counts as 8, int4 as 4, as JAX)."""
+    return _core.bit_width(dtype)
 
 
 class extended(np.generic):

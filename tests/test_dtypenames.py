@@ -1,0 +1,194 @@
+"""The narrow dtypes (int4/uint4/int2/uint2, float4_e2m1fn, float6_*, the float8s), jax.export's
+safety checks, scopes and pytree serialization, and jax.stages' Traced/ArgInfo, against jax."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp_ref
+import numpy as np
+import pytest
+
+import yax
+import yax.numpy as jnp
+from yax import errors
+
+NARROW_INTS = ["int4", "uint4", "int2", "uint2"]
+COMPUTING = NARROW_INTS + ["float4_e2m1fn", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu"]
+FLOAT6 = ["float6_e2m3fn", "float6_e3m2fn"]
+LATTICE = COMPUTING + FLOAT6 + ["float8_e3m4", "bool_", "int8", "uint8", "int32", "float16",
+                                "bfloat16", "float32", "complex64"]
+
+
+def _same(got, want):
+    """Same dtype, shape, values and printed form as jax's result."""
+    assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
+    g, w = np.asarray(got), np.asarray(want)
+    np.testing.assert_array_equal(g.astype(np.float32), w.astype(np.float32))
+    assert repr(got) == repr(want) and str(got) == str(want)
+
+
+def _data(name):
+    if name in NARROW_INTS:
+        return [1, 0, 1] if name in ("int2", "uint2") else [3, -2, 7]
+    return [1.0, 0.5, 2.0] if name != "float4_e2m1fn" else [1.5, -2.0, 0.5]
+
+
+@pytest.mark.parametrize("name", COMPUTING)
+def test_scalar_type_and_creation_match_jax(name):
+    t, t_ref = getattr(jnp, name), getattr(jnp_ref, name)
+    assert np.dtype(t) == np.dtype(t_ref) and t == np.dtype(t_ref)
+    assert repr(t) == f"<class 'yax.numpy.{name}'>"
+    _same(t(1), t_ref(1))
+    data = _data(name)
+    if name.startswith("u"):
+        data = [abs(v) for v in data]
+    _same(jnp.array(data, t), jnp_ref.array(data, t_ref))
+    _same(jnp.zeros(3, t), jnp_ref.zeros(3, t_ref))
+    _same(jnp.arange(3, dtype=t), jnp_ref.arange(3, dtype=t_ref))
+    host = np.asarray(jnp.array(data, t))  # the round trip through the host keeps the type
+    assert host.dtype == np.dtype(t_ref)
+    _same(yax.device_put(host), jax.device_put(host))
+    _same(jnp.asarray(host), jnp_ref.asarray(host))
+
+
+@pytest.mark.parametrize("name", COMPUTING)
+def test_astype_wraps_and_rounds_as_jax(name):
+    t, t_ref = getattr(jnp, name), getattr(jnp_ref, name)
+    src = np.array([9.7, 20.0, -30.0, 0.3, 3.0], np.float32)
+    if name in NARROW_INTS:
+        src = np.array([9, 20, -30, 1, 3], np.int32)  # out of range: two's complement wrap
+    if name == "float8_e8m0fnu":
+        src = np.abs(src)
+    got, want = jnp.asarray(src).astype(t), jnp_ref.asarray(src).astype(t_ref)
+    _same(got, want)
+    _same(got.astype(jnp.float32), want.astype(jnp_ref.float32))
+    _same(yax.jit(lambda a: a.astype(t))(src), jax.jit(lambda a: a.astype(t_ref))(src))
+
+
+_INT_OPS = {
+    "add": lambda a: a + a, "mul": lambda a: a * a, "sub": lambda a: a - a,
+    "neg": lambda a: -a, "scalar": lambda a: a + 1, "less": lambda a: a < a,
+    "max": lambda a: a.max(), "and": lambda a: a & a, "shift": lambda a: a >> 1,
+    "slice": lambda a: a[1:], "eq": lambda a: a == a,
+}
+_FLOAT_OPS = {
+    "add": lambda a: a + a, "mul": lambda a: a * a, "neg": lambda a: -a,
+    "scalar": lambda a: a * 2.0, "less": lambda a: a < a, "sum": lambda a: a.sum(),
+    "max": lambda a: a.max(), "div": lambda a: a / a, "slice": lambda a: a[1:],
+}
+
+
+@pytest.mark.parametrize("name", ["int4", "uint4", "int2", "float4_e2m1fn", "float8_e4m3fn"])
+def test_arithmetic_eager_and_jit_match_jax(name):
+    t, t_ref = getattr(jnp, name), getattr(jnp_ref, name)
+    data = [abs(v) for v in _data(name)] if name.startswith("u") else _data(name)
+    x, x_ref = jnp.array(data, t), jnp_ref.array(data, t_ref)
+    ops = _INT_OPS if name in NARROW_INTS else _FLOAT_OPS
+    for op, f in ops.items():  # noqa: B007  (op names the failing case in tracebacks)
+        want = f(x_ref)
+        _same(f(x), want)
+        _same(yax.jit(f)(x), want)
+    _same(jnp.where(x > 0, x, x * x), jnp_ref.where(x_ref > 0, x_ref, x_ref * x_ref))
+    # constants of the type inside a jitted program (StableHLO dense<...> : tensor<3xi4>)
+    _same(yax.jit(lambda: jnp.array(data, t) + t(1))(), jax.jit(lambda: jnp_ref.array(
+        data, t_ref) + t_ref(1))())
+    _same(jnp.dot(x, x), jnp_ref.dot(x_ref, x_ref))
+    # vmap agrees with a loop over the rows
+    # (no concatenate/stack: this jaxlib's XLA CPU aborts concatenating 2-bit arrays, jax too)
+    m = jnp.array([data, data[::-1]], t)
+    got = yax.vmap(lambda r: r * r)(m)
+    for i in range(2):
+        _same(got[i], m[i] * m[i])
+
+
+@pytest.mark.parametrize("name", ["int4", "uint2", "float4_e2m1fn", "float6_e2m3fn",
+                                  "float8_e4m3b11fnuz"])
+def test_jaxpr_prints_as_jax(name):
+    spec = jax.ShapeDtypeStruct((2,), np.dtype(getattr(jnp_ref, name)))
+    got = yax.make_jaxpr(lambda a: a + a)(yax.ShapeDtypeStruct((2,), spec.dtype))
+    assert str(got) == str(jax.make_jaxpr(lambda a: a + a)(spec))
+
+
+def test_lowering_uses_the_stablehlo_types():
+    text = yax.jit(lambda a, b, c: (a + a, b * b, c - c)).lower(
+        *(yax.ShapeDtypeStruct((2,), np.dtype(getattr(jnp, n)))
+          for n in ("int4", "uint2", "float4_e2m1fn"))).as_text()
+    for ty in ("tensor<2xi4>", "tensor<2xui2>", "tensor<2xf4E2M1FN>"):
+        assert ty in text
+
+
+def test_promotion_lattice_matches_jax():
+    for a in LATTICE:
+        for b in LATTICE:
+            da, db = np.dtype(getattr(jnp, a)), np.dtype(getattr(jnp, b))
+            try:
+                want = jnp_ref.promote_types(da, db)
+            except jax.dtypes.TypePromotionError:
+                with pytest.raises(errors.TypePromotionError):
+                    jnp.promote_types(da, db)
+                continue
+            assert jnp.promote_types(da, db) == want, (a, b)
+        for scalar in (True, 1, 1.0, 1j):
+            da = np.dtype(getattr(jnp, a))
+            try:
+                want = jnp_ref.result_type(da, scalar)
+            except jax.dtypes.TypePromotionError:
+                with pytest.raises(errors.TypePromotionError, match="no implicit promotion"):
+                    jnp.result_type(da, scalar)
+                continue
+            assert jnp.result_type(da, scalar) == want, (a, scalar)
+
+
+def test_mixing_with_a_wide_type_is_a_promotion_error():
+    x = jnp.array([1, 2], jnp.int4)
+    with pytest.raises(errors.TypePromotionError, match="int4, int8"):
+        x + jnp.array([1, 2], jnp.int8)
+    with pytest.raises(errors.TypePromotionError, match="float"):
+        x * 2.0
+    assert (x + 1).dtype == np.dtype(jnp_ref.int4)  # a weak int takes the narrow type
+
+
+@pytest.mark.parametrize("name", COMPUTING + FLOAT6)
+def test_info_and_categories_match_jax(name):
+    t, t_ref = getattr(jnp, name), getattr(jnp_ref, name)
+    if name in NARROW_INTS:
+        got, want = jnp.iinfo(t), jnp_ref.iinfo(t_ref)
+        assert (got.min, got.max, got.bits) == (want.min, want.max, want.bits)
+    else:
+        got, want = jnp.finfo(t), jnp_ref.finfo(t_ref)
+        for attr in ("eps", "max", "tiny", "bits", "nmant", "nexp"):
+            assert float(getattr(got, attr)) == float(getattr(want, attr)), attr
+    for cat in ("integer", "signedinteger", "unsignedinteger", "floating", "inexact", "number"):
+        assert jnp.issubdtype(t, getattr(jnp, cat)) == jnp_ref.issubdtype(
+            t_ref, getattr(jnp_ref, cat)), cat
+    assert yax.dtypes.itemsize_bits(t) == jax.dtypes.itemsize_bits(t_ref)
+
+
+def test_bitcast_packs_sub_byte_elements_as_jax():
+    x = np.array([[1, 2], [3, -4]], np.dtype(jnp.int4))
+    _same(yax.lax.bitcast_convert_type(jnp.asarray(x), jnp.int8),
+          jax.lax.bitcast_convert_type(jnp_ref.asarray(x), jnp_ref.int8))
+    _same(yax.lax.bitcast_convert_type(jnp.asarray(x), jnp.uint4),
+          jax.lax.bitcast_convert_type(jnp_ref.asarray(x), jnp_ref.uint4))
+    b = np.array([1, 2], np.int8)
+    _same(yax.lax.bitcast_convert_type(jnp.asarray(b), jnp.int2),
+          jax.lax.bitcast_convert_type(jnp_ref.asarray(b), jnp_ref.int2))
+
+
+def test_grad_through_a_float8_cast_matches_jax():
+    def f(np_):
+        return lambda a: (a.astype(np_.float8_e4m3fn).astype(np_.float32) ** 2).sum()
+    x = np.array([1.0, -2.5, 0.3], np.float32)
+    np.testing.assert_array_equal(np.asarray(yax.grad(f(jnp))(x)), jax.grad(f(jnp_ref))(x))
+
+
+@pytest.mark.parametrize("name", FLOAT6)
+def test_float6_is_a_dtype_only_with_a_clear_error(name):
+    # jax 0.10.2 cannot make float6 arrays on this jaxlib either (and its XLA aborts compiling
+    # them): yax keeps the dtype (promotion, finfo, tracing) and refuses before XLA
+    t = getattr(jnp, name)
+    assert jnp.promote_types(t, jnp.int8) == np.dtype(getattr(jnp_ref, name))
+    with pytest.raises(errors.DTypeError, match="cannot be placed on a device"):
+        t(1)
+    with pytest.raises(errors.DTypeError, match="does not compile"):
+        yax.jit(lambda a: a.astype(t).astype(jnp.float32))(np.ones(2, np.float32))

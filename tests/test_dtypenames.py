@@ -11,6 +11,9 @@ import pytest
 import yax
 import yax.numpy as jnp
 from yax import errors
+from yax import export as yexport
+from yax._jax_names.interpreters import mlir as ymlir
+from yax.extend import core as yextend_core
 
 NARROW_INTS = ["int4", "uint4", "int2", "uint2"]
 COMPUTING = NARROW_INTS + ["float4_e2m1fn", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu"]
@@ -192,3 +195,120 @@ def test_float6_is_a_dtype_only_with_a_clear_error(name):
         t(1)
     with pytest.raises(errors.DTypeError, match="does not compile"):
         yax.jit(lambda a: a.astype(t).astype(jnp.float32))(np.ones(2, np.float32))
+
+
+# --- yax.export: DisabledSafetyCheck, is_symbolic_dim, pytree node serialization ---------------
+
+_F32_3 = yax.ShapeDtypeStruct((3,), np.float32)
+
+
+def test_disabled_safety_check_values_match_jax():
+    D, DJ = yexport.DisabledSafetyCheck, jax.export.DisabledSafetyCheck
+    for got, want in ((D.platform(), DJ.platform()), (D.custom_call("k"), DJ.custom_call("k"))):
+        assert str(got) == str(want) and repr(got) == repr(want)
+        assert got.is_custom_call() == want.is_custom_call()
+        assert hash(got) == hash(type(got)(str(got))) and got == type(got)(str(got))
+    assert D.custom_call("a") != D.custom_call("b") and D.platform() != D.custom_call("a")
+    with pytest.raises(TypeError):
+        D.custom_call(3)
+    with pytest.raises(TypeError, match="DisabledSafetyCheck"):
+        yexport.export(yax.jit(jnp.sin), disabled_checks=["platform"])
+
+
+def test_platform_check_and_its_disabling():
+    x = np.linspace(0, 1, 3, dtype=np.float32)
+    plain = yexport.export(yax.jit(jnp.sin), platforms=["tpu"])(_F32_3)
+    assert plain.disabled_safety_checks == ()
+    with pytest.raises(errors.ExportError, match="DisabledSafetyCheck.platform"):
+        plain.call(x)
+    chk = (yexport.DisabledSafetyCheck.platform(),)
+    exp = yexport.export(yax.jit(jnp.sin), platforms=["tpu"], disabled_checks=chk)(_F32_3)
+    want = jax.export.export(jax.jit(jnp_ref.sin), platforms=["tpu"], disabled_checks=[
+        jax.export.DisabledSafetyCheck.platform()])(jax.ShapeDtypeStruct((3,), np.float32))
+    assert exp.disabled_safety_checks == chk and str(want.disabled_safety_checks[0]) == "platform"
+    np.testing.assert_allclose(np.asarray(exp.call(x)), np.asarray(want.call(x)), rtol=1e-6)
+    # kept through serialization, and by the VJP export (grad of the deserialized call)
+    again = yexport.deserialize(exp.serialize(vjp_order=1))
+    assert again.disabled_safety_checks == chk
+    np.testing.assert_allclose(np.asarray(yax.grad(lambda a: again.call(a).sum())(x)),
+                               np.cos(x), rtol=1e-6)
+
+
+def _custom_call_primitive():
+    p = yextend_core.Primitive("dtypenames_kernel")
+    p.def_abstract_eval(lambda x: x)
+
+    def rule(ctx, x):
+        out = ymlir.aval_to_ir_type(ctx.avals_out[0])
+        return [ymlir.hlo.CustomCallOp([out], [x], ymlir.ir.StringAttr.get("my_kernel")).result]
+    ymlir.register_lowering(p, rule)
+    return p
+
+
+def test_custom_call_targets_without_a_guarantee_need_a_disabled_check():
+    p = _custom_call_primitive()
+    f = yax.jit(lambda x: p.bind(x) + 1)
+    with pytest.raises(errors.ExportError, match=r"custom_call\('my_kernel'\)"):
+        yexport.export(f)(_F32_3)
+    chk = [yexport.DisabledSafetyCheck.custom_call("my_kernel")]
+    exp = yexport.export(f, disabled_checks=chk)(_F32_3)
+    assert "stablehlo.custom_call @my_kernel" in exp.mlir_module()
+    assert yexport.deserialize(exp.serialize()).disabled_safety_checks == tuple(chk)
+    # yax's own LAPACK kernels are stable targets: no check to disable
+    chol = yexport.export(yax.jit(jnp.linalg.cholesky))(yax.ShapeDtypeStruct((2, 2), np.float32))
+    assert "lapack_spotrf_ffi" in chol.mlir_module()
+
+
+def test_is_symbolic_dim_matches_jax():
+    got = yexport.symbolic_shape("b, 2*b, 3")
+    want = jax.export.symbolic_shape("b, 2*b, 3")
+    assert [yexport.is_symbolic_dim(d) for d in got] == [
+        jax.export.is_symbolic_dim(d) for d in want] == [True, True, False]
+    assert not yexport.is_symbolic_dim(np.int64(3))
+
+
+class _Box:
+    def __init__(self, v, tag):
+        self.v, self.tag = v, tag
+
+
+yax.tree_util.register_pytree_node(_Box, lambda b: ((b.v,), b.tag), lambda t, ch: _Box(ch[0], t))
+_Pair = __import__("collections").namedtuple("_Pair", "x y")
+
+
+def test_registered_pytree_nodes_serialize_in_the_trees():
+    with pytest.raises(errors.ExportError, match="register_pytree_node_serialization"):
+        exp = yexport.export(yax.jit(lambda b: b))(_Box(np.ones(2, np.float32), "t"))
+        exp.serialize()
+    assert yexport.register_pytree_node_serialization(
+        _Box, serialized_name="dtypenames.Box", serialize_auxdata=lambda t: t.encode(),
+        deserialize_auxdata=lambda b: b.decode()) is _Box
+    assert yexport.register_namedtuple_serialization(
+        _Pair, serialized_name="dtypenames.Pair") is _Pair
+    with pytest.raises(ValueError, match="duplicate"):
+        yexport.register_namedtuple_serialization(_Pair, serialized_name="other")
+    with pytest.raises(ValueError, match="namedtuple"):
+        yexport.register_namedtuple_serialization(_Box, serialized_name="x")
+    with pytest.raises(ValueError, match="register_pytree_node"):
+        yexport.register_pytree_node_serialization(
+            type("Unregistered", (), {}), serialized_name="u", serialize_auxdata=bytes,
+            deserialize_auxdata=bytes)
+
+    def f(p, b):
+        return {"s": _Pair(p.x + b.v, p.y * 2), "b": _Box(b.v * 3, b.tag + "!")}
+    one, two = np.ones(2, np.float32), np.arange(3, dtype=np.float32)
+    args = (_Pair(one, two), _Box(one, "hi"))
+    exp = yexport.export(yax.jit(f))(*args)
+    again = yexport.deserialize(exp.serialize())
+    assert again.in_tree == exp.in_tree and again.out_tree == exp.out_tree
+    out = again.call(*args)
+    assert type(out["s"]) is _Pair and type(out["b"]) is _Box and out["b"].tag == "hi!"
+    np.testing.assert_array_equal(np.asarray(out["s"].y), two * 2)
+    np.testing.assert_array_equal(np.asarray(out["b"].v), one * 3)
+
+
+def test_narrow_dtypes_export_and_serialize():
+    spec = yax.ShapeDtypeStruct((3,), np.dtype(jnp.int4))
+    exp = yexport.deserialize(yexport.export(yax.jit(lambda a: a + a))(spec).serialize())
+    x = jnp.array([1, -2, 3], jnp.int4)
+    _same(exp.call(x), jnp_ref.array([1, -2, 3], jnp_ref.int4) * 2)

@@ -312,3 +312,43 @@ def test_narrow_dtypes_export_and_serialize():
     exp = yexport.deserialize(yexport.export(yax.jit(lambda a: a + a))(spec).serialize())
     x = jnp.array([1, -2, 3], jnp.int4)
     _same(exp.call(x), jnp_ref.array([1, -2, 3], jnp_ref.int4) * 2)
+
+
+# --- yax.stages: Traced and ArgInfo -----------------------------------------------------------
+
+def _staged(np_):
+    def f(x, y, *, z=1.0, s="a"):
+        return {"a": np_.sin(x) * y + z, "b": (x,)}
+    return f
+
+
+def test_traced_matches_jax():
+    args, kwargs = (np.ones(3, np.float32), np.arange(3, dtype=np.float32)), {"z": 2.0, "s": "b"}
+    got = yax.jit(_staged(jnp), static_argnames="s", donate_argnums=1).trace(*args, **kwargs)
+    want = jax.jit(_staged(jnp_ref), static_argnames="s", donate_argnums=1).trace(
+        *args, **kwargs)
+    assert isinstance(got, yax.stages.Traced) and got.fun_name == want.fun_name == "f"
+    assert str(got.jaxpr) == str(want.jaxpr)
+    for attr in ("out_info", "in_avals", "args_info", "in_tree", "out_tree", "out_avals"):
+        assert str(getattr(got, attr)) == str(getattr(want, attr)), attr
+    assert got.donate_argnums == want.donate_argnums == (1,)
+    info = yax.tree_util.tree_leaves(got.args_info)[1]
+    assert isinstance(info, yax.stages.ArgInfo) and info.donated
+    assert (info.shape, info.dtype) == ((3,), np.dtype(np.float32))
+    assert info == yax.stages.ArgInfo(info._aval, True) and hash(info) == hash(
+        yax.stages.ArgInfo(info._aval, True))
+    lowered = got.lower()
+    assert isinstance(lowered, yax.stages.Lowered)
+    out = lowered.compile()(np.ones(3, np.float32), np.arange(3, dtype=np.float32), z=2.0)
+    ref = _staged(np)(*args, z=2.0)
+    np.testing.assert_allclose(np.asarray(out["a"]), ref["a"], rtol=1e-6)
+    with pytest.raises(ValueError, match="platform"):
+        got.lower(lowering_platforms=("tpu",))
+
+
+def test_traced_jaxpr_binds_the_constants_as_jax():
+    c = np.arange(3.0, dtype=np.float32)
+    got = yax.jit(lambda x: x + c).trace(np.ones(3, np.float32)).jaxpr
+    want = jax.jit(lambda x: x + c).trace(np.ones(3, np.float32)).jaxpr
+    assert str(got) == str(want)
+    np.testing.assert_array_equal(np.asarray(got.consts[0]), np.asarray(want.consts[0]))

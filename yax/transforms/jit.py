@@ -44,6 +44,7 @@ from yax.transforms.jit_entry import (
     sharded_key,
     state_for,
 )
+from yax.transforms.traced import Traced
 
 # `current_trace` without its Python frame: the variable exists once yax.interpreters.eager is
 # imported (above) and is never replaced
@@ -193,6 +194,15 @@ class JitFunction:
         """Trace and lower for these arguments; `.as_text()` shows StableHLO, `.compile()`."""
         entry, _, _ = jit_miss.lookup(self, args, kwargs)
         return Lowered(self, entry)
+
+    def trace(self, *args, **kwargs) -> Traced:
+        """Trace (without lowering) for these arguments: a `Traced` with `.jaxpr`, `.out_info`,
+        `.args_info` and `.lower()`, as jax's `jit(f).trace(...)`."""
+        entry, leaves, _ = jit_miss.lookup(self, args, kwargs)
+        _, dyn_args, dyn_kwargs, _ = jit_miss.split_args(self, args, kwargs)
+        in_tree = tree_util.tree_structure((tuple(dyn_args), dyn_kwargs))
+        return Traced(self.name, entry, in_tree, [leaf_aval(x) for x in leaves],
+                      lambda: Lowered(self, entry))
 
     def eval_shape(self, *args, **kwargs):
         """The outputs' `ShapeDtypeStruct`s (shape, dtype, weak type), as in jax."""

@@ -352,3 +352,119 @@ def test_traced_jaxpr_binds_the_constants_as_jax():
     want = jax.jit(lambda x: x + c).trace(np.ones(3, np.float32)).jaxpr
     assert str(got) == str(want)
     np.testing.assert_array_equal(np.asarray(got.consts[0]), np.asarray(want.consts[0]))
+
+
+# --- yax.scipy.spatial.transform: Rotation and Slerp ------------------------------------------
+
+from jax.scipy.spatial.transform import Rotation as RotRef  # noqa: E402
+from jax.scipy.spatial.transform import Slerp as SlerpRef  # noqa: E402
+from scipy.spatial.transform import Rotation as RotScipy  # noqa: E402
+
+from yax.scipy.spatial.transform import Rotation, Slerp  # noqa: E402
+
+_RNG = np.random.default_rng(7)
+_Q = _RNG.normal(size=(5, 4)).astype(np.float32)
+_V = _RNG.normal(size=(5, 3)).astype(np.float32)
+
+
+def _close(got, want, tol=2e-5):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got, want)
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_rotation_conversions_match_jax():
+    r, rj = Rotation.from_quat(_Q), RotRef.from_quat(_Q)
+    _close(r.quat, rj.quat)
+    _close(r.as_matrix(), rj.as_matrix())
+    _close(Rotation.from_matrix(rj.as_matrix()).quat, RotRef.from_matrix(rj.as_matrix()).quat)
+    _close(r.as_rotvec(), rj.as_rotvec())
+    _close(r.as_rotvec(degrees=True), rj.as_rotvec(degrees=True), tol=1e-3)
+    _close(Rotation.from_rotvec(rj.as_rotvec()).quat, RotRef.from_rotvec(rj.as_rotvec()).quat)
+    _close(Rotation.from_rotvec([90.0, 0, 0], degrees=True).quat,
+           RotRef.from_rotvec(jnp_ref.array([90.0, 0, 0]), degrees=True).quat)
+    _close(r.as_mrp(), rj.as_mrp())
+    _close(Rotation.from_mrp(rj.as_mrp()).quat, RotRef.from_mrp(rj.as_mrp()).quat)
+    _close(r.as_quat(canonical=True, scalar_first=True),
+           rj.as_quat(canonical=True, scalar_first=True))
+    _close(Rotation.identity().quat, RotRef.identity().quat)
+    _close(Rotation.from_euler("z", 90, degrees=True).as_matrix(),
+           RotRef.from_euler("z", 90, degrees=True).as_matrix())
+
+
+@pytest.mark.parametrize("seq", ["xyz", "ZXZ", "XYZ", "zyx", "xzx", "YXY"])
+def test_euler_angles_match_jax_and_scipy(seq):
+    r, rj = Rotation.from_quat(_Q), RotRef.from_quat(_Q)
+    _close(r.as_euler(seq), rj.as_euler(seq), tol=1e-4)
+    np.testing.assert_allclose(np.asarray(r.as_euler(seq, degrees=True)),
+                               RotScipy.from_quat(_Q).as_euler(seq, degrees=True), atol=1e-2)
+    angles = np.asarray(rj.as_euler(seq))
+    _close(Rotation.from_euler(seq, angles).quat, RotRef.from_euler(seq, angles).quat)
+    # gimbal lock (middle angle 0 or pi/2): the outer angle is 0, as in jax and SciPy
+    middle = 0.0 if seq[0] == seq[2] else np.pi / 2
+    locked = RotRef.from_euler(seq, np.array([[0.3, middle, 0.2], [0.1, 1e-9, 0.4]],
+                                             np.float32))
+    _close(Rotation(jnp.asarray(locked.quat)).as_euler(seq), locked.as_euler(seq), tol=1e-3)
+
+
+def test_rotation_operations_match_jax():
+    r, rj = Rotation.from_quat(_Q), RotRef.from_quat(_Q)
+    _close(r.apply(_V), rj.apply(_V))
+    _close(r.apply(_V, inverse=True), rj.apply(_V, inverse=True))
+    _close(r[0].apply(_V), rj[0].apply(_V))
+    _close(r.apply(_V[0]), rj.apply(_V[0]))
+    _close((r * r[::-1]).quat, (rj * rj[::-1]).quat)
+    np.testing.assert_allclose(np.asarray((r * r[::-1]).apply(_V)),
+                               np.asarray(r.apply(r[::-1].apply(_V))), atol=1e-5)
+    _close(r.inv().quat, rj.inv().quat)
+    _close(r.magnitude(), rj.magnitude())
+    w = np.abs(_RNG.normal(size=5)).astype(np.float32)
+    # the mean quaternion is defined up to sign: compare the rotations
+    _close(r.mean().as_matrix(), rj.mean().as_matrix(), tol=1e-4)
+    _close(r.mean(w).as_matrix(), rj.mean(w).as_matrix(), tol=1e-4)
+    _close(Rotation.concatenate([r[:2], r[2:]]).quat, RotRef.concatenate([rj[:2], rj[2:]]).quat)
+    assert len(r) == 5 and not r.single and r[1].single
+    with pytest.raises(TypeError):
+        len(r[0])
+
+
+def test_rotation_under_transformations():
+    euler = yax.jit(lambda q: Rotation.from_quat(q).as_euler("xyz"))(_Q)
+    _close(euler, RotRef.from_quat(_Q).as_euler("xyz"), tol=1e-4)
+    mags = yax.vmap(lambda q: Rotation.from_quat(q).magnitude())(_Q)
+    _close(mags, np.array([float(RotRef.from_quat(q).magnitude()) for q in _Q], np.float32))
+    # finite gradients at the identity (the small-angle series), and vs finite differences
+    f = lambda a: Rotation.from_rotvec(a).as_rotvec().sum()  # noqa: E731
+    np.testing.assert_allclose(np.asarray(yax.grad(f)(jnp.zeros(3))), np.ones(3), atol=1e-6)
+    v0, w = _V[0].astype(np.float64), np.arange(3.0)
+
+    def g(a):
+        return (Rotation.from_rotvec(a).apply(v0.astype(np.float32)) ** 2
+                * w.astype(np.float32)).sum()
+
+    def g_ref(a):  # SciPy, in float64, for the finite differences
+        return float((RotScipy.from_rotvec(a).apply(v0) ** 2 * w).sum())
+    a0, eps = np.array([0.3, -0.2, 0.5]), 1e-6
+    fd = [(g_ref(a0 + eps * e) - g_ref(a0 - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(np.asarray(yax.grad(g)(jnp.asarray(a0, np.float32))), fd,
+                               atol=1e-3)
+
+
+def test_random_rotations_are_unit_and_uniformish():
+    r = Rotation.random(yax.random.key(0), 2000)
+    q = np.asarray(r.quat)
+    np.testing.assert_allclose(np.linalg.norm(q, axis=-1), 1.0, atol=1e-5)
+    # uniform over SO(3): the rotation angle has density (1 - cos t) / pi, mean pi/2 + 2/pi
+    assert abs(float(np.mean(np.asarray(r.magnitude()))) - (np.pi / 2 + 2 / np.pi)) < 0.05
+    assert Rotation.random(yax.random.key(1)).quat.shape == (4,)
+
+
+def test_slerp_matches_jax():
+    times = np.array([0.0, 1.0, 2.0], np.float32)
+    s = Slerp.init(times, Rotation.from_quat(_Q[:3]))
+    sj = SlerpRef.init(times, RotRef.from_quat(_Q[:3]))
+    t = np.array([0.0, 0.25, 1.0, 1.5, 2.0], np.float32)
+    _close(s(t).quat, sj(t).quat)
+    _close(s(0.7).quat, sj(0.7).quat)
+    with pytest.raises(ValueError):
+        Slerp.init(times[:2], Rotation.from_quat(_Q[:3]))

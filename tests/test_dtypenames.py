@@ -165,6 +165,10 @@ def test_info_and_categories_match_jax(name):
         assert jnp.issubdtype(t, getattr(jnp, cat)) == jnp_ref.issubdtype(
             t_ref, getattr(jnp_ref, cat)), cat
     assert yax.dtypes.itemsize_bits(t) == jax.dtypes.itemsize_bits(t_ref)
+    assert yax.dtypes.canonicalize_dtype(t) == jax.dtypes.canonicalize_dtype(t_ref)
+    if name not in FLOAT6:
+        assert yax.dtypes.scalar_type_of(jnp.zeros(2, t)) is jax.dtypes.scalar_type_of(
+            jnp_ref.zeros(2, t_ref))
 
 
 def test_bitcast_packs_sub_byte_elements_as_jax():

@@ -72,9 +72,9 @@ def scalar_type_of(x) -> type:
     dt = np.dtype(getattr(x, "dtype", None) or np.result_type(x))
     if dt == np.bool_:
         return bool
-    if np.issubdtype(dt, np.integer):
+    if np.issubdtype(dt, np.integer) or _core.is_int(dt):  # ml_dtypes' int4, ... too
         return int
-    if dt == _core.bfloat16 or np.issubdtype(dt, np.floating):
+    if _core.is_float(dt) or np.issubdtype(dt, np.floating):
         return float
     if np.issubdtype(dt, np.complexfloating):
         return complex

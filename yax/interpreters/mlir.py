@@ -69,6 +69,23 @@ def element_type(dtype) -> ir.Type:
         raise
 
 
+# XLA's CPU backend (jaxlib 0.10) aborts the process compiling a concatenate or pad of 2-bit
+# arrays (jax too); those ops run on the 8-bit type of the same signedness instead, which holds
+# every 2-bit value exactly
+_WIDER_STORAGE = {dtypes.int2: dtypes.int8, dtypes.uint2: dtypes.uint8}
+
+
+def on_wider_storage(build, values, avals_in, aval_out) -> ir.Value:
+    """`build(values)` (one result of `aval_out`'s type), computed on 8-bit values for the
+    2-bit types (see above) and converted back."""
+    wide = _WIDER_STORAGE.get(np.dtype(aval_out.dtype))
+    if wide is None:
+        return build(list(values))
+    widened = [hlo.convert(tensor_type(a.shape, wide), v)
+               for v, a in zip(values, avals_in, strict=True)]
+    return hlo.convert(aval_type(aval_out), build(widened))
+
+
 def tensor_type(shape, dtype) -> ir.RankedTensorType:
     try:
         return ir.RankedTensorType.get(list(shape), element_type(dtype))

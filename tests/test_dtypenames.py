@@ -179,6 +179,11 @@ def test_info_and_categories_match_jax(name):
     for cat in ("integer", "signedinteger", "unsignedinteger", "floating", "inexact", "number"):
         assert jnp.issubdtype(t, getattr(jnp, cat)) == jnp_ref.issubdtype(
             t_ref, getattr(jnp_ref, cat)), cat
+    for kind in ("signed integer", "unsigned integer", "integral", "real floating", "numeric"):
+        assert jnp.isdtype(t, kind) == jnp_ref.isdtype(t_ref, kind), kind
+    for other in ("int8", "float32", "int4"):
+        assert jnp.can_cast(t, getattr(jnp, other)) == jnp_ref.can_cast(
+            t_ref, getattr(jnp_ref, other)), other
     assert yax.dtypes.itemsize_bits(t) == jax.dtypes.itemsize_bits(t_ref)
     assert yax.dtypes.canonicalize_dtype(t) == jax.dtypes.canonicalize_dtype(t_ref)
     if name not in FLOAT6:

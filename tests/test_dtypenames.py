@@ -363,6 +363,9 @@ def test_traced_matches_jax():
         yax.stages.ArgInfo(info._aval, True))
     lowered = got.lower()
     assert isinstance(lowered, yax.stages.Lowered)
+    lowered_ref = want.lower()
+    for attr in ("in_tree", "out_tree", "args_info", "out_info"):
+        assert str(getattr(lowered, attr)) == str(getattr(lowered_ref, attr)), attr
     out = lowered.compile()(np.ones(3, np.float32), np.arange(3, dtype=np.float32), z=2.0)
     ref = _staged(np)(*args, z=2.0)
     np.testing.assert_allclose(np.asarray(out["a"]), ref["a"], rtol=1e-6)

@@ -192,8 +192,7 @@ class JitFunction:
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower for these arguments; `.as_text()` shows StableHLO, `.compile()`."""
-        entry, _, _ = jit_miss.lookup(self, args, kwargs)
-        return Lowered(self, entry)
+        return self.trace(*args, **kwargs).lower()
 
     def trace(self, *args, **kwargs) -> Traced:
         """Trace (without lowering) for these arguments: a `Traced` with `.jaxpr`, `.out_info`,
@@ -201,8 +200,9 @@ class JitFunction:
         entry, leaves, _ = jit_miss.lookup(self, args, kwargs)
         _, dyn_args, dyn_kwargs, _ = jit_miss.split_args(self, args, kwargs)
         in_tree = tree_util.tree_structure((tuple(dyn_args), dyn_kwargs))
-        return Traced(self.name, entry, in_tree, [leaf_aval(x) for x in leaves],
-                      lambda: Lowered(self, entry))
+        traced = Traced(self.name, entry, in_tree, [leaf_aval(x) for x in leaves],
+                        lambda: Lowered(self, entry, traced))
+        return traced
 
     def eval_shape(self, *args, **kwargs):
         """The outputs' `ShapeDtypeStruct`s (shape, dtype, weak type), as in jax."""
@@ -232,11 +232,18 @@ def _dialect(dialect: str | None) -> str:
 
 
 class Lowered:
-    """A traced and lowered specialisation: StableHLO text, and `compile()`."""
+    """A traced and lowered specialisation: StableHLO text, and `compile()`; `in_tree`,
+    `out_tree`, `args_info` and `out_info` as on the `Traced` it came from."""
 
-    def __init__(self, owner: JitFunction, entry: Entry):
+    def __init__(self, owner: JitFunction, entry: Entry, traced: Traced | None = None):
         self._owner = owner
         self._entry = entry
+        self._traced = traced
+
+    in_tree = property(lambda self: self._traced.in_tree)
+    out_tree = property(lambda self: self._traced.out_tree)
+    args_info = property(lambda self: self._traced.args_info)
+    out_info = property(lambda self: self._traced.out_info)
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         """The program as text: StableHLO (the default, `dialect="stablehlo"`) or HLO."""

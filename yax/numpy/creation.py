@@ -350,7 +350,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
     else:
         dt = _canonical_dtype(dtype)
     # ml_dtypes' narrow types count badly in their own arithmetic (float8_e8m0fnu has no 0):
-    # count wide and convert, as jax's result shows
+    # count in a wide type, then convert (the values jax gives)
     count_dt = None if dt in dtypes.NARROW_INTS + dtypes.NARROW_FLOATS else dt
     if stop is None and step is None:
         value = np.arange(start, dtype=count_dt)

@@ -72,9 +72,9 @@ def scalar_type_of(x) -> type:
     dt = np.dtype(getattr(x, "dtype", None) or np.result_type(x))
     if dt == np.bool_:
         return bool
-    if np.issubdtype(dt, np.integer):
+    if np.issubdtype(dt, np.integer) or _core.is_int(dt):  # ml_dtypes' int4, ... too
         return int
-    if dt == _core.bfloat16 or np.issubdtype(dt, np.floating):
+    if _core.is_float(dt) or np.issubdtype(dt, np.floating):
         return float
     if np.issubdtype(dt, np.complexfloating):
         return complex
@@ -82,8 +82,8 @@ def scalar_type_of(x) -> type:
 
 
 def itemsize_bits(dtype) -> int:
-    """The size of one element of `dtype` in bits (bool counts as 8, as JAX)."""
-    return np.dtype(dtype).itemsize * 8
+    """The size of one element of `dtype` in bits (bool counts as 8, int4 as 4, as JAX)."""
+    return _core.bit_width(dtype)
 
 
 class extended(np.generic):

@@ -12,6 +12,10 @@ _SHORT_NAMES = {
     "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bfloat16": "bf16",
     "float16": "f16", "float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128",
+    "int4": "i4", "uint4": "u4", "int2": "i2", "uint2": "u2", "float4_e2m1fn": "f4_e2m1fn",
+    "float6_e2m3fn": "f6_e2m3fn", "float6_e3m2fn": "f6_e3m2fn",
+    **{f"float8_{kind}": f"f8_{kind}" for kind in (
+        "e3m4", "e4m3", "e4m3b11fnuz", "e4m3fn", "e4m3fnuz", "e5m2", "e5m2fnuz", "e8m0fnu")},
 }
 
 

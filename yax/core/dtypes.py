@@ -21,9 +21,23 @@ int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, 
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
+# the narrow storage formats of ml_dtypes (XLA's s4/u4/s2/u2, f4E2M1FN, f6E*, f8E*): they
+# promote only with bool and weak Python scalars (see the lattice below), as in JAX
+int4, uint4, int2, uint2 = (np.dtype(getattr(ml_dtypes, n))
+                            for n in ("int4", "uint4", "int2", "uint2"))
+float4_e2m1fn, float6_e2m3fn, float6_e3m2fn = (
+    np.dtype(getattr(ml_dtypes, n)) for n in ("float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn"))
+FLOAT8S = tuple(np.dtype(getattr(ml_dtypes, n)) for n in (
+    "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
+    "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"))
+NARROW_INTS = (int4, uint4, int2, uint2)
+SUB_BYTE_FLOATS = (float4_e2m1fn, float6_e2m3fn, float6_e3m2fn)
+FLOAT6S = (float6_e2m3fn, float6_e3m2fn)  # XLA in this jaxlib cannot compile or hold them
+NARROW_FLOATS = SUB_BYTE_FLOATS + FLOAT8S
 
 SUPPORTED = frozenset([bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                       bfloat16, float16, float32, float64, complex64, complex128])
+                       bfloat16, float16, float32, float64, complex64, complex128,
+                       *NARROW_INTS, *NARROW_FLOATS])
 
 _TO_32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
@@ -91,10 +105,11 @@ def canonicalize(dt, *, warn: bool = False) -> np.dtype:
 
 
 # Set membership is much cheaper than np.issubdtype, and these run on every operation.
-_FLOATS = frozenset([float16, bfloat16, float32, float64])
+_FLOATS = frozenset([float16, bfloat16, float32, float64, *NARROW_FLOATS])
 _COMPLEX = frozenset([complex64, complex128])
-_SIGNED = frozenset([int8, int16, int32, int64])
-_UNSIGNED = frozenset([uint8, uint16, uint32, uint64])
+_SIGNED = frozenset([int8, int16, int32, int64, int4, int2])
+_UNSIGNED = frozenset([uint8, uint16, uint32, uint64, uint4, uint2])
+_ML_DTYPES = frozenset([bfloat16, *NARROW_INTS, *NARROW_FLOATS])  # not NumPy's own
 
 
 def _as_dtype(dt) -> np.dtype:
@@ -131,12 +146,22 @@ def is_bool(dt) -> bool:
     return _as_dtype(dt) == bool_
 
 
+_BIT_WIDTHS = {int4: 4, uint4: 4, int2: 2, uint2: 2, float4_e2m1fn: 4, float6_e2m3fn: 6,
+               float6_e3m2fn: 6}
+
+
+def bit_width(dt) -> int:
+    """Bits of one element of `dt` as XLA stores it (int4: 4; bool: 8, as JAX counts it)."""
+    dt = np.dtype(dt)
+    return _BIT_WIDTHS.get(dt, dt.itemsize * 8)
+
+
 def finfo(dt):
-    return ml_dtypes.finfo(dt) if np.dtype(dt) == bfloat16 else np.finfo(dt)
+    return ml_dtypes.finfo(dt) if np.dtype(dt) in _ML_DTYPES else np.finfo(dt)
 
 
 def iinfo(dt):
-    return np.iinfo(dt)
+    return ml_dtypes.iinfo(dt) if np.dtype(dt) in _ML_DTYPES else np.iinfo(dt)
 
 
 # --- the promotion lattice ---
@@ -144,12 +169,14 @@ def iinfo(dt):
 _WEAK_I, _WEAK_F, _WEAK_C = "i*", "f*", "c*"
 _LATTICE = {
     bool_: [_WEAK_I],
-    _WEAK_I: [uint8, int8],
+    _WEAK_I: [uint8, int8, *NARROW_INTS],
     uint8: [uint16, int16], uint16: [uint32, int32], uint32: [uint64, int64], uint64: [_WEAK_F],
     int8: [int16], int16: [int32], int32: [int64], int64: [_WEAK_F],
-    _WEAK_F: [float16, bfloat16, _WEAK_C],
+    _WEAK_F: [float16, bfloat16, _WEAK_C, *NARROW_FLOATS],
     float16: [float32], bfloat16: [float32], float32: [float64, complex64], float64: [complex128],
     _WEAK_C: [complex64], complex64: [complex128], complex128: [],
+    # the narrow types are dead ends: `int4 + int8` has no implicit promotion (JAX's rule)
+    **{narrow: [] for narrow in (*NARROW_INTS, *NARROW_FLOATS)},
 }
 
 
@@ -180,7 +207,13 @@ def _join(nodes: tuple):
     for cand in common:
         if all(other in _upper_bounds(cand) for other in common):
             return cand
-    raise TypeError(f"no common dtype for {nodes}")
+    weak_names = {_WEAK_I: "int (Python scalar)", _WEAK_F: "float (Python scalar)",
+                  _WEAK_C: "complex (Python scalar)"}
+    names = ", ".join(weak_names.get(n, str(n)) for n in nodes)
+    raise errors.TypePromotionError(
+        f"the dtypes ({names}) have no implicit promotion: the narrow types (int4, uint4, int2, "
+        f"uint2 and the float8/float6/float4 formats) promote only with bool and Python scalars "
+        f"of their kind; convert one operand explicitly, e.g. x.astype(jnp.float32)")
 
 
 def result_type(*dtypes_and_weak: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
@@ -226,15 +259,26 @@ def scalar_type_of(x) -> tuple[np.dtype, bool]:
     return canonicalize(np.result_type(x)), False
 
 
+# the float formats with no infinity (float8_e4m3fn, float4_e2m1fn, ...): their extremes are
+# the largest finite values
+_NO_INF = frozenset(d for d in NARROW_FLOATS if not np.isinf(np.array(np.inf).astype(d)))
+
+
 def lowest(dt):
-    """The identity of max over `dt`: -inf, the smallest integer, or False."""
+    """The identity of max over `dt`: -inf (the most negative finite value of a format without
+    infinities), the smallest integer, or False."""
     if is_bool(dt):
         return False
+    if np.dtype(dt) in _NO_INF:
+        return finfo(dt).min
     return -np.inf if is_inexact(dt) else iinfo(dt).min
 
 
 def highest(dt):
-    """The identity of min over `dt`: +inf, the largest integer, or True."""
+    """The identity of min over `dt`: +inf (or the largest finite value), the largest integer,
+    or True."""
     if is_bool(dt):
         return True
+    if np.dtype(dt) in _NO_INF:
+        return finfo(dt).max
     return np.inf if is_inexact(dt) else iinfo(dt).max

@@ -7,6 +7,8 @@
 
 Symbolic shapes (`symbolic_shape("b, 4")`, dimension expressions such as `2*b`) lower to one
 module with dynamic dimensions, refined to static shapes per call; see docs/export.md.
+`DisabledSafetyCheck` relaxes the custom-call and platform checks (safety.py); custom pytree
+nodes in the argument/result structures serialize once registered (serialization.py).
 """
 
 from yax.export.exported import (  # noqa: F401
@@ -16,10 +18,16 @@ from yax.export.exported import (  # noqa: F401
     deserialize,
     export,
 )
+from yax.export.safety import DisabledSafetyCheck  # noqa: F401
+from yax.export.serialization import (  # noqa: F401
+    register_namedtuple_serialization,
+    register_pytree_node_serialization,
+)
 from yax.export.symbolic import (  # noqa: F401
     InconclusiveDimensionOperation,
     SymbolicDim,
     SymbolicScope,
+    is_symbolic_dim,
     symbolic_args_specs,
     symbolic_shape,
 )

@@ -24,7 +24,7 @@ from yax import errors, tree_util
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
 from yax.core.trace import bind
-from yax.export import binding, dynamic_lowering, refine, serialization, symbolic
+from yax.export import binding, dynamic_lowering, refine, safety, serialization, symbolic
 from yax.interpreters import lowering, mlir
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.primitives.call_exported import ExportedModule, call_exported_p
@@ -53,18 +53,20 @@ class Exported:
 
     Attributes follow `jax.export.Exported`: `fun_name`, `in_tree`, `out_tree`, `in_avals`,
     `out_avals`, `platforms`, `nr_devices`, `calling_convention_version`,
-    `in_shardings_hlo`, `out_shardings_hlo` (None per value: one device, no annotation).
+    `in_shardings_hlo`, `out_shardings_hlo` (None per value: one device, no annotation),
+    `disabled_safety_checks` (the `DisabledSafetyCheck`s given to `export`).
     """
 
     def __init__(self, *, fun_name, in_tree, out_tree, in_avals, out_avals, platforms,
                  module: ExportedModule | None = None, fun=None, vjp: Exported | None = None,
                  calling_convention_version: int = CALLING_CONVENTION_VERSION,
-                 vjp_thunk=None, modules: dict | None = None):
+                 vjp_thunk=None, modules: dict | None = None, disabled_safety_checks=()):
         self.fun_name, self.in_tree, self.out_tree = fun_name, in_tree, out_tree
         self.in_avals, self.out_avals = tuple(in_avals), tuple(out_avals)
         self.platforms = tuple(platforms)
         self.nr_devices = 1
         self.calling_convention_version = calling_convention_version
+        self.disabled_safety_checks = safety.checks_of(disabled_safety_checks)
         self.in_shardings_hlo = (None,) * len(self.in_avals)
         self.out_shardings_hlo = (None,) * len(self.out_avals)
         # one module per platform (the same object where the lowerings are identical)
@@ -141,9 +143,12 @@ class Exported:
                                      f"structure {self.in_tree}, got {tree}")
         avals = [leaf_aval(x) for x in leaves]
         here = _public_platform(backend.platform())
-        if here not in self.platforms:
-            raise errors.ExportError(f"exported function {self.fun_name} was exported for "
-                                     f"{', '.join(self.platforms)}, but yax runs on {here}")
+        if here not in self.platforms and not safety.allows_any_platform(
+                self.disabled_safety_checks):
+            raise errors.ExportError(
+                f"exported function {self.fun_name} was exported for "
+                f"{', '.join(self.platforms)}, but yax runs on {here} (export with "
+                f"disabled_checks=[DisabledSafetyCheck.platform()] to run it anyway)")
         if self.is_symbolic:
             _check_dtypes(self, avals)
             env = binding.bind_dimensions(self.in_avals, [a.shape for a in avals], self.fun_name)
@@ -172,7 +177,8 @@ class Exported:
                            in_avals=in_avals, out_avals=out_avals, platforms=(here,),
                            module=ExportedModule(bytecode, in_avals, out_avals, self.fun_name),
                            vjp_thunk=lambda: self.vjp()._refine(env),
-                           calling_convention_version=self.calling_convention_version)
+                           calling_convention_version=self.calling_convention_version,
+                           disabled_safety_checks=self.disabled_safety_checks)
             self._refined[key] = hit
         return hit
 
@@ -214,18 +220,19 @@ def _arg_aval(x):
 def export(fun, *, platforms=None, disabled_checks=()):
     """Export `fun` (usually a `jit`-ed function): returns `(*args, **kwargs) -> Exported`,
     where the arguments are arrays or `ShapeDtypeStruct`s (possibly with symbolic dims).
+    `disabled_checks` lists `DisabledSafetyCheck`s to skip (see yax/export/safety.py).
 
     Example:
       >>> exp = yax.export.export(yax.jit(yax.numpy.sin))(yax.ShapeDtypeStruct((3,), "float32"))
       >>> exp.in_avals
       (ShapedArray(float32[3]),)
     """
-    del disabled_checks  # yax runs no lowering-time safety checks that could be disabled
+    checks = safety.checks_of(disabled_checks)
     chosen = _platforms(platforms)
     name = getattr(fun, "__name__", None) or getattr(getattr(fun, "fun", None), "__name__", "fun")
 
     def do_export(*args, **kwargs) -> Exported:
-        return _export_concrete(fun, chosen, args, kwargs, name)
+        return _export_concrete(fun, chosen, args, kwargs, name, checks)
     return do_export
 
 
@@ -258,7 +265,7 @@ def _trace(fun, in_tree, avals, name):
     return closed, out_tree_box[0]
 
 
-def _export_concrete(fun, platforms, args, kwargs, name) -> Exported:
+def _export_concrete(fun, platforms, args, kwargs, name, checks=()) -> Exported:
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     avals = [_arg_aval(x) for x in leaves]
     poly = any(symbolic.is_symbolic(a.shape) for a in avals)
@@ -267,15 +274,16 @@ def _export_concrete(fun, platforms, args, kwargs, name) -> Exported:
     # calls on CPU, ...) make different modules; identical ones are shared
     modules: dict = {}
     for p in platforms:
-        bytecode = _lower(closed, poly, p, name)
+        bytecode = _lower(closed, poly, p, name, checks)
         same = next((m for m in modules.values() if m.bytecode == bytecode), None)
         modules[p] = same or ExportedModule(bytecode, avals, closed.out_avals, name)
     return Exported(fun_name=name, in_tree=in_tree, out_tree=out_tree, in_avals=avals,
                     out_avals=[a.strip_weak_type() for a in closed.out_avals],
-                    platforms=platforms, modules=modules, fun=fun)
+                    platforms=platforms, modules=modules, fun=fun,
+                    disabled_safety_checks=checks)
 
 
-def _lower(closed, poly: bool, platform: str, name: str) -> bytes:
+def _lower(closed, poly: bool, platform: str, name: str, checks=()) -> bytes:
     if poly:  # one module with dynamic dimensions (static programs never take this path)
         mctx = dynamic_lowering.lower_symbolic_module(
             closed, platform=_lowering_platform(platform))
@@ -292,6 +300,7 @@ def _lower(closed, poly: bool, platform: str, name: str) -> bytes:
     if mctx.host_callbacks:
         raise NotImplementedError(f"exporting {name}: the program calls back into Python "
                                   f"(debug.print, pure_callback, ...), which cannot be exported")
+    safety.check_custom_calls(mctx.module, checks, name)
     with mctx.context:
         return stablehlo.serialize_portable_artifact(mctx.module, _TARGET_VERSION)
 
@@ -340,7 +349,8 @@ def _export_vjp(exp: Exported) -> Exported:
         return tuple(pullback(tuple(cts)))
     structs = [_Struct(a.shape, a.dtype) for a in exp.in_avals]
     structs += [_Struct(exp.out_avals[i].shape, exp.out_avals[i].dtype) for i in out_diff]
-    return _export_concrete(vjp_fun, exp.platforms, tuple(structs), {}, f"{exp.fun_name}_vjp")
+    return _export_concrete(vjp_fun, exp.platforms, tuple(structs), {}, f"{exp.fun_name}_vjp",
+                            exp.disabled_safety_checks)
 
 
 def _to_meta(exp: Exported, vjp_order: int, modules: list) -> dict:
@@ -360,6 +370,7 @@ def _to_meta(exp: Exported, vjp_order: int, modules: list) -> dict:
             "platforms": list(exp.platforms),
             "calling_convention_version": exp.calling_convention_version,
             "constraints": list(scope.constraints) if scope is not None else [],
+            "disabled_checks": [str(c) for c in exp.disabled_safety_checks],
             "vjp": _to_meta(exp.vjp(), vjp_order - 1, modules) if vjp_order > 0 else None}
 
 
@@ -404,7 +415,9 @@ def _from_meta(meta: dict, modules: list) -> Exported:
     return Exported(fun_name=name, in_tree=in_tree, out_tree=out_tree, in_avals=in_avals,
                     out_avals=out_avals, platforms=platforms,
                     modules={p: by_index[i] for p, i in zip(platforms, which, strict=True)},
-                    vjp=vjp, calling_convention_version=version)
+                    vjp=vjp, calling_convention_version=version,
+                    disabled_safety_checks=[safety.DisabledSafetyCheck(str(c))
+                                            for c in meta.get("disabled_checks", [])])
 
 
 _CHECK_CONTEXT: list = []

@@ -457,6 +457,8 @@ def evaluate(d, env: dict) -> int:
 
 
 def is_symbolic_dim(d) -> bool:
+    """Whether `d` (a dimension of a shape) is symbolic, i.e. a dimension expression such as
+    `b` or `2*b + 1` from `symbolic_shape`, rather than an integer."""
     return isinstance(d, DimExpr)
 
 

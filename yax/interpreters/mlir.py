@@ -12,6 +12,7 @@ from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import chlo, func, sdy  # noqa: F401  (re-exported; sdy: Shardy)
 from jaxlib.mlir.dialects import stablehlo as hlo  # noqa: F401
 
+from yax import errors
 from yax.core import dtypes
 
 
@@ -43,11 +44,46 @@ _ELEMENT_TYPES = {
     dtypes.float64: lambda: ir.F64Type.get(),
     dtypes.complex64: lambda: ir.ComplexType.get(ir.F32Type.get()),
     dtypes.complex128: lambda: ir.ComplexType.get(ir.F64Type.get()),
+    dtypes.int4: lambda: ir.IntegerType.get_signless(4),
+    dtypes.int2: lambda: ir.IntegerType.get_signless(2),
+    dtypes.uint4: lambda: ir.IntegerType.get_unsigned(4),
+    dtypes.uint2: lambda: ir.IntegerType.get_unsigned(2),
+    dtypes.float4_e2m1fn: lambda: ir.Float4E2M1FNType.get(),
+    # float8_e4m3fn -> ir.Float8E4M3FNType, and so on for the eight of them
+    **{dt: getattr(ir, f"Float8{dt.name[len('float8_'):].upper()}Type").get
+       for dt in dtypes.FLOAT8S},
 }
 
 
 def element_type(dtype) -> ir.Type:
-    return _ELEMENT_TYPES[np.dtype(dtype)]()
+    try:
+        return _ELEMENT_TYPES[np.dtype(dtype)]()
+    except KeyError:
+        if np.dtype(dtype) in dtypes.FLOAT6S:
+            # StableHLO has f6E2M3FN/f6E3M2FN, but this jaxlib's XLA aborts the process compiling
+            # them (and jax cannot make such arrays either): refuse before reaching it
+            raise errors.DTypeError(
+                f"{np.dtype(dtype)} arrays cannot be computed with: XLA in this jaxlib does not "
+                f"compile programs of that type; use it as a dtype (promotion, finfo) only, "
+                f"or compute in float4_e2m1fn/bfloat16") from None
+        raise
+
+
+# XLA's CPU backend (jaxlib 0.10) aborts the process compiling a concatenate or pad of 2-bit
+# arrays (jax too); those ops run on the 8-bit type of the same signedness instead, which holds
+# every 2-bit value exactly
+_WIDER_STORAGE = {dtypes.int2: dtypes.int8, dtypes.uint2: dtypes.uint8}
+
+
+def on_wider_storage(build, values, avals_in, aval_out) -> ir.Value:
+    """`build(values)` (one result of `aval_out`'s type), computed on 8-bit values for the
+    2-bit types (see above) and converted back."""
+    wide = _WIDER_STORAGE.get(np.dtype(aval_out.dtype))
+    if wide is None:
+        return build(list(values))
+    widened = [hlo.convert(tensor_type(a.shape, wide), v)
+               for v, a in zip(values, avals_in, strict=True)]
+    return hlo.convert(aval_type(aval_out), build(widened))
 
 
 def tensor_type(shape, dtype) -> ir.RankedTensorType:

@@ -211,4 +211,4 @@ def _default_fill(dt):
         return np.nan
     if dtypes.is_bool(dt):
         return True
-    return int(np.iinfo(dt).min if dtypes.is_signed_int(dt) else np.iinfo(dt).max)
+    return int(dtypes.iinfo(dt).min if dtypes.is_signed_int(dt) else dtypes.iinfo(dt).max)

@@ -82,7 +82,7 @@ def _check_int_range(leaves, dt) -> None:
     """Python ints that do not fit the result dtype are an error, not a silent wrap-around."""
     if not dtypes.is_int(dt):
         return
-    info = np.iinfo(dt)
+    info = dtypes.iinfo(dt)
     for x in leaves:
         if isinstance(x, int) and not isinstance(x, bool) and not info.min <= x <= info.max:
             raise OverflowError(f"Python int {x} is too large to convert to {dt}")
@@ -352,11 +352,14 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
         dt = dtypes.result_type(*(_leaf_type(x) for x in given))[0]
     else:
         dt = _canonical_dtype(dtype)
+    # ml_dtypes' narrow types count badly in their own arithmetic (float8_e8m0fnu has no 0):
+    # count in a wide type, then convert (the values jax gives)
+    count_dt = None if dt in dtypes.NARROW_INTS + dtypes.NARROW_FLOATS else dt
     if stop is None and step is None:
-        value = np.arange(start, dtype=dt)
+        value = np.arange(start, dtype=count_dt)
     else:
-        value = np.arange(start, stop, step, dtype=dt)
-    return placed(_const(value, dt), device)
+        value = np.arange(start, stop, step, dtype=count_dt)
+    return placed(_const(value.astype(dt, copy=False), dt), device)
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype=None):

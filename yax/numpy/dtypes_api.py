@@ -22,6 +22,7 @@ __all__ = [
     "isdtype", "finfo", "iinfo", "inf", "nan", "pi", "e", "euler_gamma", "newaxis",
     "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
     "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
+    "int4", "uint4", "int2", "uint2", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn",
 ]
 
 
@@ -72,6 +73,10 @@ float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn = (
 float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu = (
     _scalar_type(getattr(ml_dtypes, n))
     for n in ("float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"))
+# the narrow storage types (XLA's s4/u4/s2/u2/f4E2M1FN/f6*): they promote only with bool and
+# Python scalars, as in JAX
+int4, uint4, int2, uint2 = (_scalar_type(d) for d in dtypes.NARROW_INTS)
+float4_e2m1fn, float6_e2m3fn, float6_e3m2fn = (_scalar_type(d) for d in dtypes.SUB_BYTE_FLOATS)
 # NumPy's default-width names map to the 64-bit types (canonicalised to 32 bits without x64).
 float_, int_, uint, complex_ = float64, int64, uint64, complex128
 double, single, cdouble, csingle = float64, float32, complex128, complex64
@@ -144,6 +149,12 @@ def _is_abstract(x) -> bool:
         np.unsignedinteger, np.complexfloating, np.bool_)
 
 
+_ML_STAND_INS = {
+    dtypes.bfloat16: np.float16, **{d: np.float16 for d in dtypes.NARROW_FLOATS},
+    dtypes.int4: np.int8, dtypes.int2: np.int8, dtypes.uint4: np.uint8, dtypes.uint2: np.uint8,
+}
+
+
 def issubdtype(arg1, arg2) -> bool:
     """NumPy's `issubdtype`, also placing bfloat16 under `floating`.
 
@@ -155,8 +166,9 @@ def issubdtype(arg1, arg2) -> bool:
         return arg1 == arg2 or (isinstance(arg2, type) and issubclass(arg1.type, arg2))
     a = np.dtype(arg1)
     if _is_abstract(arg2) and arg2 is not np.bool_:
-        if a == dtypes.bfloat16:
-            return issubclass(np.float16, arg2)  # bfloat16 sits where float16 does
+        stand_in = _ML_STAND_INS.get(a)
+        if stand_in is not None:  # ml_dtypes' types sit where a NumPy type of their kind does
+            return issubclass(stand_in, arg2)
         return np.issubdtype(a, arg2)
     try:
         return a == np.dtype(arg2)

@@ -64,9 +64,12 @@ broadcast_batcher(convert_element_type_p)
 
 def _bitcast_abstract_eval(x, *, new_dtype):
     new_dtype = np.dtype(new_dtype)
-    old_size, new_size = x.dtype.itemsize, new_dtype.itemsize
+    old_size, new_size = dtypes.bit_width(x.dtype), dtypes.bit_width(new_dtype)
     if dtypes.is_bool(x.dtype) or dtypes.is_bool(new_dtype):
         raise errors.DTypeError("bitcast_convert_type does not support bool")
+    if max(old_size, new_size) % min(old_size, new_size):
+        raise errors.DTypeError(f"bitcast_convert_type from {x.dtype} to {new_dtype}: element "
+                                f"sizes of {old_size} and {new_size} bits do not divide")
     if old_size == new_size:
         shape = x.shape
     elif old_size > new_size:

@@ -281,7 +281,8 @@ def _concatenate_abstract_eval(*xs, dimension):
 
 
 def _concatenate_lower(ctx, *xs, dimension):
-    return [hlo.concatenate(list(xs), dimension)]
+    return [mlir.on_wider_storage(lambda vs: hlo.concatenate(vs, dimension), xs, ctx.avals_in,
+                                  ctx.avals_out[0])]
 
 
 def _concatenate_transpose(cts, *xs, dimension):
@@ -336,8 +337,10 @@ def _pad_abstract_eval(x, padding_value, *, padding_config):
 
 def _pad_lower(ctx, x, padding_value, *, padding_config):
     lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
-    return [hlo.pad(x, padding_value, mlir.dense_i64(lo), mlir.dense_i64(hi),
-                    mlir.dense_i64(interior))]
+    return [mlir.on_wider_storage(
+        lambda vs: hlo.pad(vs[0], vs[1], mlir.dense_i64(lo), mlir.dense_i64(hi),
+                           mlir.dense_i64(interior)),
+        (x, padding_value), ctx.avals_in, ctx.avals_out[0])]
 
 
 def _unpad(ct, padding_config):

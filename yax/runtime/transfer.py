@@ -8,6 +8,7 @@ import numpy as np
 from jaxlib import _jax
 from jaxlib import xla_client as _xc
 
+from yax import errors
 from yax._resource_errors import raise_if_out_of_memory
 from yax.runtime.mesh import Mesh
 from yax.runtime.named_sharding import NamedSharding, SingleDeviceSharding
@@ -26,6 +27,11 @@ def device_put(value: np.ndarray, device):
                                       _SEMANTICS, enable_x64=True)
     except Exception as e:  # an allocation the device cannot satisfy: a clear error
         raise_if_out_of_memory(e, [value], "device_put")
+        if value.dtype.name.startswith("float6_"):
+            raise errors.DTypeError(
+                f"{value.dtype} arrays cannot be placed on a device: this jaxlib's XLA runtime "
+                f"has no buffers of that type (jax fails the same way); the dtype serves "
+                f"promotion and finfo only") from e
         raise
 
 

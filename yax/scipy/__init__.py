@@ -16,6 +16,7 @@ from yax.scipy import (  # noqa: F401
     optimize,
     signal,
     sparse,
+    spatial,
     special,
     stats,
 )

@@ -44,6 +44,7 @@ from yax.transforms.jit_entry import (
     sharded_key,
     state_for,
 )
+from yax.transforms.traced import Traced
 
 # `current_trace` without its Python frame: the variable exists once yax.interpreters.eager is
 # imported (above) and is never replaced
@@ -191,8 +192,17 @@ class JitFunction:
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower for these arguments; `.as_text()` shows StableHLO, `.compile()`."""
-        entry, _, _ = jit_miss.lookup(self, args, kwargs)
-        return Lowered(self, entry)
+        return self.trace(*args, **kwargs).lower()
+
+    def trace(self, *args, **kwargs) -> Traced:
+        """Trace (without lowering) for these arguments: a `Traced` with `.jaxpr`, `.out_info`,
+        `.args_info` and `.lower()`, as jax's `jit(f).trace(...)`."""
+        entry, leaves, _ = jit_miss.lookup(self, args, kwargs)
+        _, dyn_args, dyn_kwargs, _ = jit_miss.split_args(self, args, kwargs)
+        in_tree = tree_util.tree_structure((tuple(dyn_args), dyn_kwargs))
+        traced = Traced(self.name, entry, in_tree, [leaf_aval(x) for x in leaves],
+                        lambda: Lowered(self, entry, traced))
+        return traced
 
     def eval_shape(self, *args, **kwargs):
         """The outputs' `ShapeDtypeStruct`s (shape, dtype, weak type), as in jax."""
@@ -222,11 +232,18 @@ def _dialect(dialect: str | None) -> str:
 
 
 class Lowered:
-    """A traced and lowered specialisation: StableHLO text, and `compile()`."""
+    """A traced and lowered specialisation: StableHLO text, and `compile()`; `in_tree`,
+    `out_tree`, `args_info` and `out_info` as on the `Traced` it came from."""
 
-    def __init__(self, owner: JitFunction, entry: Entry):
+    def __init__(self, owner: JitFunction, entry: Entry, traced: Traced | None = None):
         self._owner = owner
         self._entry = entry
+        self._traced = traced
+
+    in_tree = property(lambda self: self._traced.in_tree)
+    out_tree = property(lambda self: self._traced.out_tree)
+    args_info = property(lambda self: self._traced.args_info)
+    out_info = property(lambda self: self._traced.out_info)
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         """The program as text: StableHLO (the default, `dialect="stablehlo"`) or HLO."""

@@ -38,7 +38,7 @@ def python_scalar_as(x, dtype, name: str) -> TypedScalar:
             f"{name}: a float Python scalar {x} cannot meet an integer/bool {dtype} array in lax "
             f"(lax does not promote); convert the array first or use the yax.numpy function")
     if isinstance(x, int) and not isinstance(x, bool) and dtypes.is_int(dtype):
-        info = np.iinfo(dtype)
+        info = dtypes.iinfo(dtype)  # knows the sub-byte ints (int4, uint2, ...) too
         if not info.min <= x <= info.max:
             raise errors.DTypeError(f"{name}: Python int {x} does not fit in {dtype}")
     return TypedScalar.of(x, dtype, weak_type=True)

@@ -25,13 +25,13 @@ def device_put(value: np.ndarray, device):
     try:
         return _xc.batched_device_put(aval, sharding_of(device), [value], [device], True, True,
                                       _SEMANTICS, enable_x64=True)
-    except Exception as e:  # an allocation the device cannot satisfy: a clear error
-        raise_if_out_of_memory(e, [value], "device_put")
+    except Exception as e:  # a dtype XLA cannot hold, an allocation it cannot make: clear errors
         if value.dtype.name.startswith("float6_"):
             raise errors.DTypeError(
                 f"{value.dtype} arrays cannot be placed on a device: this jaxlib's XLA runtime "
                 f"has no buffers of that type (jax fails the same way); the dtype serves "
                 f"promotion and finfo only") from e
+        raise_if_out_of_memory(e, [value], "device_put")
         raise
 
 

@@ -252,3 +252,29 @@ except yax.errors.YaxError as e:
 print("placement ok")
 ''', n=4)
     assert "placement ok" in out
+
+
+def test_partition_spec_under_set_mesh_and_make_mesh_of_the_first_devices():
+    # jax's explicit-sharding tutorials: device_put(x, P(...)) names axes of the mesh set with
+    # set_mesh; make_mesh takes the first prod(shape) devices, axis_types positionally
+    out = run_on_devices(r'''
+import numpy as np, jax, yax, yax.numpy as jnp
+from yax.sharding import PartitionSpec as P, NamedSharding, AxisType
+mesh = yax.make_mesh((4, 2), ('x', 'y'))
+with yax.set_mesh(mesh):
+    a = yax.device_put(jnp.arange(8 * 16.).reshape(8, 16), P('x', 'y'))
+assert a.sharding == NamedSharding(mesh, P('x', 'y')), a.sharding
+np.testing.assert_array_equal(np.asarray(a), np.arange(8 * 16.).reshape(8, 16))
+try:
+    yax.device_put(np.ones(4), P('x'))
+    raise SystemExit("no error for a PartitionSpec without a mesh")
+except ValueError as e:
+    assert "no mesh is set" in str(e), e
+small = yax.make_mesh((2,), ('i',))
+ref = jax.make_mesh((2,), ('i',))
+assert [d.id for d in small.devices.flat] == [d.id for d in ref.devices.flat] == [0, 1]
+typed = yax.make_mesh((2, 2), ('a', 'b'), (AxisType.Auto, AxisType.Auto))
+assert typed.shape == {'a': 2, 'b': 2}
+print("OK")
+''')
+    assert "OK" in out

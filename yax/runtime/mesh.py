@@ -206,7 +206,7 @@ def get_mesh():
 get_abstract_mesh = get_mesh
 
 
-def make_mesh(axis_shapes, axis_names, *, devices=None, axis_types=None) -> Mesh:
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh:
     """A mesh of the given shape over the first prod(axis_shapes) devices (default: all devices
     of the backend in use, in id order).
 
@@ -226,9 +226,6 @@ def make_mesh(axis_shapes, axis_names, *, devices=None, axis_types=None) -> Mesh
             f"make_mesh: a mesh of shape {axis_shapes} needs {need} devices but only "
             f"{len(devs)} are available; on CPU, set XLA_FLAGS=--xla_force_host_platform_"
             f"device_count={need} before yax starts, or use a smaller mesh")
-    if devices is None and need != len(devs):
-        raise ValueError(f"make_mesh: the mesh shape {axis_shapes} uses {need} of the "
-                         f"{len(devs)} devices; pass devices= to choose a subset")
     grid = np.empty(need, dtype=object)
     grid[:] = devs[:need]
     return Mesh(grid.reshape(axis_shapes), tuple(axis_names), axis_types=axis_types)

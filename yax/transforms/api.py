@@ -16,7 +16,9 @@ from yax.core.trace import Tracer
 from yax.runtime import backend as _backend
 from yax.runtime import executable, guards, transfer, values
 from yax.runtime.array import Array
-from yax.runtime.named_sharding import Sharding, SingleDeviceSharding
+from yax.runtime.mesh import current_mesh
+from yax.runtime.named_sharding import NamedSharding, Sharding, SingleDeviceSharding
+from yax.runtime.partition_spec import PartitionSpec
 from yax.transforms.jit import jit
 
 
@@ -27,7 +29,8 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
       x: a pytree of arrays (yax Arrays, NumPy arrays, scalars).
       device: None (Arrays stay where they are, other values go to the default device), a
         device from `yax.devices()`, a yax sharding (`NamedSharding`, `SingleDeviceSharding`),
-        or a pytree prefix of `x` holding those.
+        a `PartitionSpec` over the mesh set with `yax.set_mesh`, or a pytree prefix of `x`
+        holding those.
     Returns:
       The same pytree of Arrays; those placed explicitly are *committed*. An Array already
       placed elsewhere is moved or resharded (its values are kept: shards are gathered and
@@ -49,12 +52,27 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 
 
 def _is_target(t) -> bool:
-    return t is None or isinstance(t, Sharding) or hasattr(t, "client") and hasattr(t, "id")
+    return (t is None or isinstance(t, (Sharding, PartitionSpec))
+            or hasattr(t, "client") and hasattr(t, "id"))
+
+
+def _resolve_spec(target):
+    """A bare PartitionSpec names axes of the mesh set with `yax.set_mesh` (or `with mesh:`),
+    as in jax: it stands for NamedSharding(that mesh, spec)."""
+    if not isinstance(target, PartitionSpec):
+        return target
+    mesh = current_mesh()
+    if mesh is None:
+        raise ValueError(f"device_put: the PartitionSpec {target} names mesh axes, but no mesh is "
+                         f"set; set one with yax.set_mesh(mesh) (or `with mesh:`), or pass "
+                         f"NamedSharding(mesh, {target})")
+    return NamedSharding(mesh, target)
 
 
 def _put_leaf(leaf, target):
     if isinstance(leaf, Tracer):
         return leaf
+    target = _resolve_spec(target)
     if target is None:
         if type(leaf) is Array:
             return leaf

@@ -278,3 +278,21 @@ assert typed.shape == {'a': 2, 'b': 2}
 print("OK")
 ''')
     assert "OK" in out
+
+
+def test_num_cpu_devices_option_before_the_backend_starts():
+    # jax's tutorials start with jax.config.update('jax_num_cpu_devices', 8)
+    out = run_on_devices(r'''
+import yax
+yax.config.update("jax_num_cpu_devices", 3)
+assert len(yax.devices()) == 3, yax.devices()
+yax.config.update("jax_num_cpu_devices", 3)  # the value in use: accepted
+try:
+    yax.config.update("jax_num_cpu_devices", 2)
+    raise SystemExit("a late change was accepted")
+except RuntimeError as e:
+    assert "before yax starts its backend" in str(e), e
+assert yax.config.num_cpu_devices == 3
+print("OK")
+''', n=1)
+    assert "OK" in out

@@ -58,6 +58,9 @@ _OPTIONS = {
     "eager_fusion": ("YAX_EAGER_FUSION", _env_flag, False),
     # dispatch: jaxlib's C++ jit dispatch when the private API is present (off: Python path only)
     "jit_cpp_dispatch": ("YAX_JIT_CPP_DISPATCH", _env_flag_default_on, True),
+    # how many CPU devices the CPU backend starts with (-1: XLA's default, one unless
+    # XLA_FLAGS forces more); read when the backend starts, so set it before the first operation
+    "num_cpu_devices": ("YAX_NUM_CPU_DEVICES", lambda v: _env_int(v, -1), -1),
     # placement: where values with no sharding information go (None: the first device)
     "default_device": (None, None, None),
     # NumPy-compatibility modes: yax implements jax's defaults only (see _ONLY_VALUES)
@@ -127,7 +130,7 @@ _ALIASES = {"jax_enable_x64": "enable_x64", "yax_enable_x64": "enable_x64",
             "jax_platform_name": "platform", "jax_platforms": "platform",
             "yax_checks": "enable_checks", "jax_enable_checks": "enable_checks",
             "jax_debug_nans": "debug_nans", "jax_debug_infs": "debug_infs",
-            "jax_disable_jit": "disable_jit", "jax_log_compiles": "log_compiles",
+            "jax_num_cpu_devices": "num_cpu_devices", "jax_disable_jit": "disable_jit", "jax_log_compiles": "log_compiles",
             "jax_explain_cache_misses": "explain_cache_misses",
             "yax_check_indices": "check_indices",
             "jax_compilation_cache_dir": "compilation_cache_dir",
@@ -146,6 +149,7 @@ _ALIASES = {"jax_enable_x64": "enable_x64", "yax_enable_x64": "enable_x64",
 class Config:
     def __init__(self):
         object.__setattr__(self, "_listeners", [])
+        object.__setattr__(self, "_validators", {})
         for name, (env, parse, default) in _OPTIONS.items():
             setattr(self, name, parse(env) if env is not None else default)
 
@@ -157,6 +161,11 @@ class Config:
     def on_change(self, listener) -> None:
         """Call `listener(option_name)` after every change (the runtime mirrors the jit key)."""
         self._listeners.append(listener)
+
+    def validate_with(self, name: str, validator) -> None:
+        """Call `validator(new_value)` before `update` sets `name`; it raises to refuse it (the
+        runtime refuses options that only take effect before its backend starts)."""
+        self._validators[name] = validator
 
     _KNOWN = tuple(_OPTIONS)
 
@@ -176,6 +185,9 @@ class Config:
             raise NotImplementedError(f"default_matmul_precision={value!r}: dot algorithm "
                                       f"presets are not implemented; use one of "
                                       f"{list(MATMUL_PRECISIONS)}")
+        validator = self._validators.get(name)
+        if validator is not None:
+            validator(value)
         if name == "transfer_guard":  # set-only in jax too: it sets every direction
             for direction in ("host_to_device", "device_to_host", "device_to_device"):
                 setattr(self, f"transfer_guard_{direction}", value)

@@ -9,6 +9,7 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
+import jax as _jax  # noqa: E402  (the runtime's real jax: its config and backends)
 import jax.extend.backend as _jax_backend  # noqa: E402
 from jaxlib._jax import Device  # noqa: E402,F401  (the class of devices(): jax.Device)
 
@@ -19,6 +20,9 @@ _GPU_NAMES = ("cuda", "rocm", "gpu")
 
 @functools.lru_cache(maxsize=None)
 def _client(platform: str):
+    if config.num_cpu_devices >= 0 and _jax.config.jax_num_cpu_devices != config.num_cpu_devices:
+        # the real jax's CPU client reads its option when it starts; it refuses a late change
+        _jax.config.update("jax_num_cpu_devices", int(config.num_cpu_devices))
     return _jax_backend.get_backend(platform)
 
 
@@ -135,6 +139,14 @@ def _client(platform: str):  # noqa: F811 -- wraps the cached one above
     return _client_from_jax(platform)
 
 
+def _refuse_late_cpu_device_count(value) -> None:
+    if has_client() and value != config.num_cpu_devices:
+        raise RuntimeError(
+            "num_cpu_devices (jax_num_cpu_devices) must be set before yax starts its backend, "
+            "i.e. before the first operation: set it right after `import yax`, or set "
+            "YAX_NUM_CPU_DEVICES in the environment")
+
+
 def has_client() -> bool:
     """Whether a backend client already exists (yax.distributed.initialize must come first)."""
     return bool(_installed_clients or _client_from_jax.cache_info().currsize
@@ -148,3 +160,6 @@ def install_client(platform: str, new_client) -> None:
         _installed_clients.pop(platform, None)
     else:
         _installed_clients[platform] = new_client
+
+
+config.validate_with("num_cpu_devices", _refuse_late_cpu_device_count)

@@ -21,8 +21,7 @@ from yax.interpreters import sharding_lowering as sl
 from yax.primitives._ad_rules import linear_jvp
 from yax.runtime import sharding_bridge, transfer
 from yax.runtime.array import Array
-from yax.runtime.mesh import current_mesh
-from yax.runtime.named_sharding import NamedSharding, ShardingError
+from yax.runtime.named_sharding import NamedSharding, on_current_mesh
 from yax.runtime.partition_spec import PartitionSpec
 
 __all__ = ["with_sharding_constraint"]
@@ -69,12 +68,7 @@ def _named(s) -> NamedSharding:
     if isinstance(s, NamedSharding):
         return s
     if isinstance(s, PartitionSpec):
-        mesh = current_mesh()
-        if mesh is None:
-            raise ShardingError(f"with_sharding_constraint: a bare PartitionSpec {s} needs a "
-                                f"current mesh; use `with mesh:` or pass NamedSharding(mesh, "
-                                f"spec)")
-        return NamedSharding(mesh, s)
+        return on_current_mesh(s, "with_sharding_constraint")
     raise TypeError(f"with_sharding_constraint: expected a NamedSharding or a PartitionSpec, "
                     f"got {s!r}")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from yax.runtime import backend
-from yax.runtime.mesh import Mesh
+from yax.runtime.mesh import Mesh, current_mesh
 from yax.runtime.partition_spec import UNCONSTRAINED, PartitionSpec
 
 
@@ -215,3 +215,14 @@ def _unravel(flat: int, shape) -> tuple:
         coords.append(flat % s)
         flat //= s
     return tuple(reversed(coords))
+
+
+def on_current_mesh(spec: PartitionSpec, what: str) -> NamedSharding:
+    """A bare `spec` read as jax reads it: over the mesh set with `yax.set_mesh` (or
+    `with mesh:`); a ShardingError naming `what` (the caller) when no mesh is set."""
+    mesh = current_mesh()
+    if mesh is None:
+        raise ShardingError(f"{what}: the PartitionSpec {spec} names mesh axes, but no mesh is "
+                            f"set; set one with yax.set_mesh(mesh) (or `with mesh:`), or pass "
+                            f"NamedSharding(mesh, {spec})")
+    return NamedSharding(mesh, spec)

@@ -16,8 +16,7 @@ from yax.core.trace import Tracer
 from yax.runtime import backend as _backend
 from yax.runtime import executable, guards, transfer, values
 from yax.runtime.array import Array
-from yax.runtime.mesh import current_mesh
-from yax.runtime.named_sharding import NamedSharding, Sharding, SingleDeviceSharding
+from yax.runtime.named_sharding import Sharding, SingleDeviceSharding, on_current_mesh
 from yax.runtime.partition_spec import PartitionSpec
 from yax.transforms.jit import jit
 
@@ -61,12 +60,7 @@ def _resolve_spec(target):
     as in jax: it stands for NamedSharding(that mesh, spec)."""
     if not isinstance(target, PartitionSpec):
         return target
-    mesh = current_mesh()
-    if mesh is None:
-        raise ValueError(f"device_put: the PartitionSpec {target} names mesh axes, but no mesh is "
-                         f"set; set one with yax.set_mesh(mesh) (or `with mesh:`), or pass "
-                         f"NamedSharding(mesh, {target})")
-    return NamedSharding(mesh, target)
+    return on_current_mesh(target, "device_put")
 
 
 def _put_leaf(leaf, target):

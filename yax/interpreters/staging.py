@@ -262,17 +262,15 @@ def trace_to_jaxpr(fun, in_avals, *, name: str = "fun", origin=None,
 def closure_convert(closed: ClosedJaxpr, *, embed_small: bool = False) -> tuple[ClosedJaxpr, list]:
     """Move consts to leading invars: returns the jaxpr and the values to pass.
 
-    With `embed_small`, small NumPy consts (at most EMBEDDED_CONST_BYTES, such as the basis
-    vectors of jacfwd/jacrev) stay consts of the returned jaxpr, so its lowering embeds them
-    and XLA folds them into the program as it folds jax's `iota`-built ones (the same rounding
-    as jax's compiled derivatives); the others become invars."""
+    With `embed_small`, small concrete consts (NumPy arrays or one-device Arrays of at most
+    EMBEDDED_CONST_BYTES, such as the basis vectors of jacfwd/jacrev) stay consts of the
+    returned jaxpr, so its lowering embeds them and XLA folds them into the program as it folds
+    jax's `iota`-built ones (the same rounding as jax's compiled derivatives); the others
+    become invars."""
     j = closed.jaxpr
     if not j.constvars:
         return closed, []
     keep = [embed_small and _embeddable(c) for c in closed.consts]
-    if not any(keep):
-        converted = Jaxpr([], list(j.constvars) + list(j.invars), j.eqns, j.outvars)
-        return ClosedJaxpr(converted, []), list(closed.consts)
     kept = [(v, c) for v, c, k in zip(j.constvars, closed.consts, keep, strict=True) if k]
     moved = [(v, c) for v, c, k in zip(j.constvars, closed.consts, keep, strict=True) if not k]
     converted = Jaxpr([v for v, _ in kept], [v for v, _ in moved] + list(j.invars), j.eqns,

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from yax.core import dtypes
-from yax.core.trace import Tracer, bind, current_trace, eager_trace
+from yax.core.trace import Tracer, bind, current_trace
+from yax.interpreters.jvp import JVPTrace
 from yax.interpreters.partial_eval import PartialEvalTrace
 from yax.interpreters.staging import StagingTrace
 from yax.numpy import _promote
@@ -81,21 +82,22 @@ def _make_unary(name, lax_fn, promote, doc):
 
 
 def _over_eager(trace) -> bool:
-    """Whether `trace` is a transformation (forward mode, vmap, linearize's partial
-    evaluation) applied to eager values: no staging below it (jit, make_jaxpr, eager grad's
-    tape), where jax's inline jit dissolves into the enclosing program."""
-    if trace is eager_trace():
-        return False
+    """Whether `trace` differentiates in forward mode (perhaps under vmap or linearize's partial
+    evaluation) values that are eager: no staging below it (jit, make_jaxpr, eager grad's
+    tape), where jax's inline jit dissolves into the enclosing program. (Under vmap alone a
+    unary ufunc is one primitive either way: it stays one.)"""
+    forward = False
     while trace is not None:
         if isinstance(trace, StagingTrace) and not isinstance(trace, PartialEvalTrace):
             return False
+        forward = forward or isinstance(trace, JVPTrace)
         trace = trace.parent
-    return True
+    return forward
 
 
 class _JaxProgram:
     """A ufunc as jax defines it, `jit(..., inline=True)`: inlined while staging, but under
-    forward mode or vmap of eager values its transformed body (the JVP rule's tangent
+    forward mode of eager values its transformed body (the JVP rule's tangent
     arithmetic, say) runs as one compiled program, so XLA fuses and rounds it as jax's does
     (eager `jacfwd(jacrev(f))` through `tanh` gives jax's digits). Made on first use."""
 

@@ -77,6 +77,7 @@ def _make_unary(name, lax_fn, promote, doc):
             return as_program(x)
         return direct(x)
     fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = "yax.numpy"  # where users find it (and what names it in cache keys)
     fn.__doc__ = doc
     return fn
 

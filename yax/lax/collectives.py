@@ -16,7 +16,7 @@ from yax.primitives import collectives_exchange as exch
 from yax.runtime.values import as_operand
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute",
-           "pshuffle", "psum_scatter", "all_to_all", "pswapaxes"]
+           "pshuffle", "psum_scatter", "all_to_all", "pswapaxes", "pcast"]
 
 
 def _names(axis_name) -> tuple:
@@ -179,3 +179,49 @@ def axis_size(axis_name):
     names, the product of their sizes."""
     names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
     return math.prod(coll.axis_size(n) for n in names)
+
+
+_PCAST_TO = ("unreduced", "reduced", "varying")
+
+
+def _varying_axes(v) -> frozenset:
+    """The mesh axes `v`'s type says it varies over (eager shard_map values know theirs; a
+    traced one is taken as invariant, so pcast types it varying)."""
+    own = getattr(type(v), "typeof", None)
+    mat = getattr(own(v), "manual_axis_type", None) if own is not None else None
+    return mat.varying if mat is not None else frozenset()
+
+
+def pcast(x, axis_name, *, to: str):
+    """Change the type of `x` along mesh axes inside shard_map, moving no data:
+    `to="varying"` types a value that is the same on every device along `axis_name` as one
+    that varies along it (what a scan carry or a cond branch needs to match another, varying,
+    value). The `"reduced"`/`"unreduced"` types of jax are not modelled by yax: those raise.
+
+    Example:
+      >>> y = lax.pcast(y, "i", to="varying")   # y: float32[3] -> float32[3]{V:i}
+    """
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
+    if not axis_name:
+        return x
+    names = _names(axis_name)
+    if to not in _PCAST_TO:
+        raise ValueError("Got unexpected `to` value. Allowed `to` values are: "
+                         f"{set(_PCAST_TO)}")
+
+    def leaf(v):
+        v = as_operand(v)
+        varying = _varying_axes(v)
+        state = {"varying" if n in varying else "invarying" for n in names}
+        if len(state) > 1:
+            raise ValueError("jax.lax.pcast can only accept axis_name which corresponds to one "
+                             "of varying, unreduced, reduced or invarying state of the input. "
+                             f"Got axes: {names} and input state: {state}")
+        from_, = state
+        if (from_, to) != ("invarying", "varying"):
+            raise ValueError(f"Unsupported pcast from={from_}, to={to!r}")
+        for name in names:
+            v = coll.pvary_bind(v, name)
+        return v
+    return tree_util.tree_map(leaf, x)

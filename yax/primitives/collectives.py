@@ -1,4 +1,4 @@
-"""Named-axis collectives: psum, pmax, pmin, all_gather and axis_index.
+"""Named-axis collectives: psum, pmax, pmin, all_gather, axis_index and pvary.
 
 A collective names an axis bound by an enclosing `vmap(..., axis_name=name)` and acts across the
 examples of that axis. For a value `x` that differs per example `i` of a vmap of size n:
@@ -7,6 +7,7 @@ examples of that axis. For a value `x` that differs per example `i` of a vmap of
     pmax(x)[i]       == max(x[k] for k in range(n))        # pmin likewise
     all_gather(x)[i] == stack([x[k] for k in range(n)], axis)
     axis_index()[i]  == i
+    pvary(x)[i]      == x                                  # x the same for every i: now batched
 
 The `*_bind` functions below are what yax.lax calls (and what the rules call back into): they find
 the innermost trace binding the name, and answer directly when `x` is certainly the same for every
@@ -121,7 +122,14 @@ def axis_index_bind(axis_name):
         return axis_index_p.bind(axis_name=axis_name)
     with use_trace(trace.parent):
         index = lax.iota(np.int32, trace.axis_size)
-    return batching.BatchTracer(trace, index, 0)
+    return trace.new_tracer(index, 0)
+
+
+def pvary_bind(x, axis_name):
+    """`x` (the same on every device along `axis_name`) typed as varying along it: no data
+    moves; under vmap semantics the value becomes batched (every example a copy)."""
+    find_axis_trace(axis_name)  # the unbound-name error
+    return pvary_p.bind(_as_value(x), axis_name=axis_name)
 
 
 def _merge_tiled(x, axis: int, tiled: bool):
@@ -330,3 +338,29 @@ axis_index_p = Primitive("axis_index",
                          jvp=lambda primals, tangents, *, axis_name: (
                              [axis_index_bind(axis_name)], [Zero(ShapedArray((), dtypes.int32))]),
                          batch=_axis_index_batch)
+
+
+# --- pvary: an invariant value as a varying one (`lax.pcast(x, name, to="varying")`) ---------
+# No data moves. Under vmap semantics it materialises the batch axis along its own name; its
+# transpose is psum, as every copy's cotangent flows back to the one value.
+
+def _pvary_batch(args, dims, *, axis_name):
+    (x,), (bdim,) = args, dims
+    if _is_own_axis(axis_name):
+        size = batching.current_axis().axis_size
+        return [batching.move_batch_axis(x, bdim, 0, size)], [0]
+    return [pvary_bind(x, axis_name)], [bdim]
+
+
+def _pvary_jvp(primals, tangents, *, axis_name):
+    (x,), (x_dot,) = primals, tangents
+    out = pvary_bind(x, axis_name)
+    if type(x_dot) is Zero:
+        return [out], [Zero(out.aval.strip_weak_type())]
+    return [out], [pvary_bind(x_dot, axis_name)]
+
+
+pvary_p = Primitive("pvary", abstract_eval=lambda x, *, axis_name: x,
+                    lower=lambda ctx, x, *, axis_name: [x], jvp=_pvary_jvp,
+                    transpose=lambda cts, x, *, axis_name: [psum_bind(cts[0], axis_name)],
+                    batch=_pvary_batch)

@@ -341,8 +341,9 @@ axis_index_p = Primitive("axis_index",
 
 
 # --- pvary: an invariant value as a varying one (`lax.pcast(x, name, to="varying")`) ---------
-# No data moves. Under vmap semantics it materialises the batch axis along its own name; its
-# transpose is psum, as every copy's cotangent flows back to the one value.
+# No data moves. Under vmap semantics it materialises the batch axis along its own name. Its
+# transpose passes each device's cotangent through: as for an invariant value used directly,
+# shard_map's transpose sums the cotangents of a replicated input over the devices.
 
 def _pvary_batch(args, dims, *, axis_name):
     (x,), (bdim,) = args, dims
@@ -362,5 +363,5 @@ def _pvary_jvp(primals, tangents, *, axis_name):
 
 pvary_p = Primitive("pvary", abstract_eval=lambda x, *, axis_name: x,
                     lower=lambda ctx, x, *, axis_name: [x], jvp=_pvary_jvp,
-                    transpose=lambda cts, x, *, axis_name: [psum_bind(cts[0], axis_name)],
+                    transpose=lambda cts, x, *, axis_name: [cts[0]],
                     batch=_pvary_batch)

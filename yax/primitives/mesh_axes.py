@@ -50,6 +50,28 @@ def find_mesh_axis(name) -> MeshAxis | None:
     return None
 
 
+# --- varying manual axes (vma): which mesh axes a value inside shard_map varies along ---------
+# A type-level fact, as jax's: an operation on values varying along some axes varies along all
+# of them; psum/pmax/pmin over an axis make it the same on every device along it; these others
+# make it vary along their axis (all_gather too: jax types its result as varying).
+
+REDUCING = frozenset({"psum", "pmax", "pmin"})
+VARYING = frozenset({"axis_index", "ppermute", "psum_scatter", "all_to_all", "all_gather",
+                     "pvary"})
+
+
+def out_varying(prim_name: str, params, ins: frozenset, everything: frozenset) -> frozenset:
+    """The mesh axes an equation's outputs vary along, from the union `ins` of its inputs'."""
+    axis = params.get("axis_name")
+    if prim_name in REDUCING:
+        return ins - {axis}
+    if prim_name in VARYING:
+        return ins | {axis}
+    if prim_name == "shard_map":
+        return everything
+    return ins
+
+
 # --- lowering: replica groups and partition numbering ---------------------------------------
 
 def manual_mesh(ctx, axis_name):

@@ -13,6 +13,7 @@ from yax import errors, tree_util
 from yax.core.avals import aval_of_value
 from yax.core.trace import Tracer, is_eager
 from yax.interpreters.eval_jaxpr import eval_jaxpr
+from yax.primitives import mesh_axes
 from yax.primitives import shard_map as sm
 from yax.runtime.mesh import AxisType, current_mesh
 from yax.runtime.named_sharding import NamedSharding, ShardingError
@@ -21,11 +22,6 @@ from yax.runtime.values import canonical_leaf
 from yax.transforms import shard_map_eager
 from yax.transforms.api import device_put
 from yax.transforms.tracing import typeof
-
-# collectives after which a value is the same on every device along the named axis
-_REDUCING = {"psum", "pmax", "pmin", "all_gather"}
-# collectives after which it differs per device along the named axis
-_VARYING = {"axis_index", "ppermute", "psum_scatter", "all_to_all", "pvary"}
 
 
 class _Infer:
@@ -223,10 +219,10 @@ def _apply_eager(flat_body, out_box, mesh, specs, out_specs, check_vma, leaves):
     o_specs = _out_specs(out_specs, out, mesh, [len(b) for _, _, b in results],
                          [b for _, _, b in results])
     if check_vma:
-        varying = [frozenset(v) for _, v, _ in results]
-        # jax reports the eager case against its internal re-layout function's name
-        _raise_if_loose(varying, mesh, o_specs, "_rem_singleton",
-                        _spec_keys(out_specs, _leaf_counts(out_specs, out)))
+        # as jax's eager path: the first failing output alone, named after jax's internal
+        # re-layout function
+        for (_, v, _), spec in zip(results, o_specs):
+            _raise_if_loose([frozenset(v)], mesh, [spec], "_rem_singleton", [""])
     outs = [device_put(shard_map_eager.from_blocks(y, v, mesh, spec, block),
                        NamedSharding(mesh, spec))
             for (y, v, block), spec in zip(results, o_specs, strict=True)]
@@ -244,17 +240,8 @@ def _check_vma(body, mesh, in_specs, out_specs, fun_name, spec_keys) -> None:
         return x if isinstance(x, frozenset) else nothing
 
     def on_eqn(eqn, ins):
-        ins = nothing.union(*map(axes, ins))
-        prim = eqn.primitive.name
-        axis = eqn.params.get("axis_name")
-        if prim in _REDUCING:
-            out = ins - {axis}
-        elif prim in _VARYING:
-            out = ins | {axis}
-        elif prim == "shard_map":
-            out = everything
-        else:
-            out = ins
+        out = mesh_axes.out_varying(eqn.primitive.name, eqn.params,
+                                    nothing.union(*map(axes, ins)), everything)
         return [out] * len(eqn.outvars)
     jaxpr = body.jaxpr
     outs = eval_jaxpr(jaxpr, [nothing] * len(jaxpr.constvars),

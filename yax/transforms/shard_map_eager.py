@@ -22,9 +22,11 @@ import math
 import numpy as np
 
 from yax.core.avals import aval_of_value
+from yax.core.ir import ClosedJaxpr, Jaxpr
 from yax.core.trace import Tracer, current_trace, run_in_trace, use_trace
 from yax.interpreters import batching
 from yax.lax import shape as lax_shape
+from yax.primitives import mesh_axes
 from yax.runtime.named_sharding import NamedSharding
 from yax.runtime.partition_spec import PartitionSpec
 from yax.transforms import tracing
@@ -77,9 +79,15 @@ class ShardMapTracer(batching.BatchTracer):
     """A block value along the mesh axis of its trace: batched at `bdim`, or (bdim None) the
     same on every device along that axis. Its val is a tracer of the next outer mesh axis, or
     concrete for the outermost. Every value of the body is one, so that it prints per device
-    and types with its varying axes, as jax's."""
+    and types with its varying axes, as jax's. `varies`: its type says it varies along the
+    axis (always so when batched; also after all_gather, whose blocks are equal but typed
+    varying, as jax's)."""
 
-    __slots__ = ()
+    __slots__ = ("varies",)
+
+    def __init__(self, trace, val, bdim, varies: bool | None = None):
+        super().__init__(trace, val, bdim)
+        self.varies = bdim is not None if varies is None else (varies or bdim is not None)
 
     @property
     def aval(self):
@@ -90,7 +98,7 @@ class ShardMapTracer(batching.BatchTracer):
     def varying(self) -> frozenset:
         names, x = set(), self
         while isinstance(x, ShardMapTracer):
-            if x.bdim is not None:
+            if x.varies:
                 names.add(x._trace.axis_name)
             x = x.val
         return frozenset(names)
@@ -128,8 +136,23 @@ class ShardMapTrace(batching.BatchTrace):
 
     def process_primitive(self, primitive, args, params) -> list:
         outs = super().process_primitive(primitive, args, params)
-        return [o if isinstance(o, ShardMapTracer) and o._trace is self
-                else ShardMapTracer(self, o, None) for o in outs]
+        mine = frozenset({self.axis_name})
+        ins = frozenset().union(*(mine for a in args if isinstance(a, ShardMapTracer)
+                                  and a._trace is self and a.varies))
+        if _has_subprogram(params):  # no rule for a whole program: what batching found
+            varies = None
+        else:
+            varies = bool(mesh_axes.out_varying(primitive.name, params, ins, mine))
+        return [ShardMapTracer(self, o.val, o.bdim, varies)
+                if isinstance(o, ShardMapTracer) and o._trace is self
+                else ShardMapTracer(self, o, None, varies) for o in outs]
+
+
+def _has_subprogram(params) -> bool:
+    def program(v):
+        return isinstance(v, (ClosedJaxpr, Jaxpr)) or (
+            isinstance(v, tuple) and any(isinstance(e, (ClosedJaxpr, Jaxpr)) for e in v))
+    return any(program(v) for v in params.values())
 
 
 class _Group:
@@ -230,8 +253,9 @@ def _nest(fun, group, names, vals, mapped):
     def finish(outs):
         done = []
         for o, inner, block in outs:
+            varies = isinstance(o, ShardMapTracer) and o._trace is trace and o.varies
             val, bdim = trace.split(o)
-            if bdim is batching.not_mapped:
+            if bdim is batching.not_mapped and not varies:
                 done.append((val, inner, block))
                 continue
             with use_trace(trace.parent):

@@ -126,6 +126,15 @@ uy = yax.shard_map(lambda b: b, mesh=Y1.mesh, in_specs=P("i"), out_specs=P(), ch
 uj = jax.shard_map(lambda b: b, mesh=J1.mesh, in_specs=jax.P("i"), out_specs=jax.P(),
                    check_vma=False)
 close(uy(xf), uj(xf), "check_vma=False")
+# collectives inside remat, while_loop and custom_jvp bodies (their batching rules name the axis)
+def inner(L):
+    ckpt = L.ckpt(lambda w: L.jnp.sin(L.lax.all_gather(w, "i", tiled=True)))
+    loop = lambda b: L.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] + L.lax.psum(
+        c[1], "i")), (0, b))[1]
+    return L.shard_map(lambda b: (ckpt(b).sum() * b, loop(b)), mesh=L.mesh, in_specs=L.P("i"),
+                       out_specs=L.P("i"))
+Y1.ckpt, J1.ckpt = yax.checkpoint, jax.checkpoint
+jax.tree.map(lambda a, b: close(a, b, "remat/while inside"), inner(Y1)(xf), inner(J1)(xf))
 print("values ok")
 
 # pcast

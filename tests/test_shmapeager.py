@@ -84,6 +84,25 @@ same_print(make2("i", (None, "j")), Y2, J2, (x44,), "2-D psum i")
 same_print(make2(("i", "j"), (None, None)), Y2, J2, (x44,), "2-D psum i,j")
 same_print(make2("j", ("i",)), Y2, J2, (x44,), "2-D psum j")
 
+def make2b(body, outs):
+    def make(L):
+        def f(b):
+            y = body(L, b)
+            print(y, L.typeof(y))
+            return y
+        return L.shard_map(f, mesh=L.mesh, in_specs=L.P("i", "j"), out_specs=L.P(*outs))
+    return make
+x44f = x44.astype(np.float32)
+for what, body, outs in [
+        ("ppermute j", lambda L, b: L.lax.ppermute(b, "j", [(0, 1), (1, 0)]), ("i", "j")),
+        ("all_gather i", lambda L, b: L.lax.all_gather(b, "i", axis=1, tiled=True), ("j", "i")),
+        ("axis_index ij", lambda L, b: b + L.lax.axis_index(("i", "j")), ("i", "j")),
+        ("pmean ij", lambda L, b: L.lax.pmean(b * b, ("j", "i")), ()),
+        ("psum_scatter j", lambda L, b: L.lax.psum_scatter(b, "j", scatter_dimension=1,
+                                                            tiled=True), ("i", "j"))]:
+    got = same_print(make2b(body, outs), Y2, J2, (x44f,), what)
+    close(printed(yax.jit(make2b(body, outs)(Y2)), x44f)[1], got, what + " jit")
+
 def mat(L):
     def f(b):
         y = L.lax.psum(b, "j")
@@ -149,7 +168,7 @@ def pc(L):
         return a, b
     return L.shard_map(f, mesh=L.mesh, in_specs=(L.P("i"), L.P()), out_specs=L.P("i"))
 same_print(pc, Y1, J1, (xf, np.arange(2.0, dtype=np.float32)), "pcast scan")
-close(yax.jit(pc(Y1))(xf, np.arange(2.0, dtype=np.float32))[1],
+close(printed(yax.jit(pc(Y1)), xf, np.arange(2.0, dtype=np.float32))[1][1],
       pc(J1)(xf, np.arange(2.0, dtype=np.float32))[1], "pcast jit")
 def pcg(L):  # pvary's transpose is a psum over the axis
     f = L.shard_map(lambda w, b: L.lax.pcast(w, "i", to="varying") * b, mesh=L.mesh,

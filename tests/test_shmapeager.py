@@ -145,6 +145,10 @@ uy = yax.shard_map(lambda b: b, mesh=Y1.mesh, in_specs=P("i"), out_specs=P(), ch
 uj = jax.shard_map(lambda b: b, mesh=J1.mesh, in_specs=jax.P("i"), out_specs=jax.P(),
                    check_vma=False)
 close(uy(xf), uj(xf), "check_vma=False")
+def unchecked(L):  # without the check, types carry no varying axes
+    return L.shard_map(lambda b: print(L.typeof(b * 2)) or b, mesh=L.mesh, in_specs=L.P("i"),
+                       out_specs=L.P(), check_vma=False)
+same_print(unchecked, Y1, J1, (xf,), "check_vma=False typeof")
 # collectives inside remat, while_loop and custom_jvp bodies (their batching rules name the axis)
 def inner(L):
     ckpt = L.ckpt(lambda w: L.jnp.sin(L.lax.all_gather(w, "i", tiled=True)))

@@ -214,7 +214,7 @@ def _out_specs(out_specs, out, mesh, ndims, shapes) -> list:
 
 def _apply_eager(flat_body, out_box, mesh, specs, out_specs, check_vma, leaves):
     """Run the body now, block by block (see shard_map_eager), and assemble the outputs."""
-    results = shard_map_eager.run(flat_body, mesh, leaves, specs)
+    results = shard_map_eager.run(flat_body, mesh, leaves, specs, check_vma)
     out, out_tree = out_box[0]
     o_specs = _out_specs(out_specs, out, mesh, [len(b) for _, _, b in results],
                          [b for _, _, b in results])

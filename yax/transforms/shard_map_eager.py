@@ -113,7 +113,8 @@ class ShardMapTracer(batching.BatchTracer):
     def typeof(self):
         aval, mesh = self.aval, self._trace.mesh
         sharding = NamedSharding(mesh, PartitionSpec(*(None,) * aval.ndim))
-        return VaryingTypeOf(aval, sharding, mesh, self.varying())
+        varying = self.varying() if self._trace.group.check_vma else frozenset()
+        return VaryingTypeOf(aval, sharding, mesh, varying)
 
     def __str__(self):
         return blocks_str(self, self._trace.group)
@@ -158,8 +159,9 @@ def _has_subprogram(params) -> bool:
 class _Group:
     """The traces of one eager shard_map application, outer to inner."""
 
-    def __init__(self, mesh):
+    def __init__(self, mesh, check_vma: bool):
         self.mesh = mesh
+        self.check_vma = check_vma  # without the check, types carry no varying axes (as jax)
         self.traces: list[ShardMapTrace] = []
 
 
@@ -231,11 +233,11 @@ def from_blocks(y, varying: list, mesh, spec, block_shape):
 
 # --- running the body ------------------------------------------------------------------------
 
-def run(flat_fun, mesh, leaves, in_specs):
+def run(flat_fun, mesh, leaves, in_specs, check_vma: bool = True):
     """Run `flat_fun` (flat in, flat out) on every device's blocks of `leaves`. Returns, per
     output, the stacked blocks, the mesh axes it varies over (mesh order, the leading dims) and
     the block's shape."""
-    group = _Group(mesh)
+    group = _Group(mesh, check_vma)
     stacked = [to_blocks(x, mesh, spec) for x, spec in zip(leaves, in_specs, strict=True)]
     return _nest(flat_fun, group, list(mesh.axis_names), [s for s, _ in stacked],
                  [set(n) for _, n in stacked])

@@ -152,7 +152,8 @@ def _cv_bwd(res, ct):
 
 _cv.defvjp(_cv_fwd, _cv_bwd)
 
-_MESH = yax.make_mesh((1,), ("d",))
+# Auto (Explicit axes would ask the unplaced inputs to be typed as in_specs say)
+_MESH = yax.make_mesh((1,), ("d",), axis_types=(yax.sharding.AxisType.Auto,))
 
 
 def _shard_map(x):

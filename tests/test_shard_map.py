@@ -16,9 +16,11 @@ from yax.test_util import check_grads
 def close(a, b, what, tol=1e-5):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol, err_msg=what)
 
-mesh = yax.make_mesh((8,), ("i",))
+# Auto axes, as the jax meshes below (on Explicit ones in_specs must match the inputs' types)
+AUTO = yax.sharding.AxisType.Auto
+mesh = yax.make_mesh((8,), ("i",), axis_types=(AUTO,))
 jmesh = jax.sharding.Mesh(np.array(jax.devices()), ("i",))
-mesh2 = yax.make_mesh((4, 2), ("x", "y"))
+mesh2 = yax.make_mesh((4, 2), ("x", "y"), axis_types=(AUTO, AUTO))
 jmesh2 = jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))
 
 def both(fy, fj, y_mesh, j_mesh, ins, outs, *args, check=True):

@@ -158,6 +158,14 @@ def inner(L):
                        out_specs=L.P("i"))
 Y1.ckpt, J1.ckpt = yax.checkpoint, jax.checkpoint
 jax.tree.map(lambda a, b: close(a, b, "remat/while inside"), inner(Y1)(xf), inner(J1)(xf))
+# the staged body prints with jax's types ({V:i}) and jax's pvary casts (literals included)
+def staged(L):
+    return L.shard_map(lambda x, y: (x * y + 1.0, L.jnp.sin(y) * 2.0), mesh=L.mesh,
+                       in_specs=(L.P("i"), L.P()), out_specs=(L.P("i"), L.P()))
+jy = str(yax.make_jaxpr(staged(Y1))(xf, xf[:2]))
+jj = str(jax.make_jaxpr(staged(J1))(xf, xf[:2]))
+assert jy == jj, f"--- yax\n{jy}\n--- jax\n{jj}"
+close(yax.jit(staged(Y1))(xf, xf[:2])[0], staged(J1)(xf, xf[:2])[0], "staged with pvary")
 print("values ok")
 
 # pcast

@@ -283,7 +283,5 @@ def pcast(x, axis_name, *, to: str):
         from_, = state
         if (from_, to) != ("invarying", "varying"):
             raise ValueError(f"Unsupported pcast from={from_}, to={to!r}")
-        for name in names:
-            v = coll.pvary_bind(v, name)
-        return v
+        return coll.pvary_bind(v, names)
     return tree_util.tree_map(leaf, x)

@@ -125,11 +125,12 @@ def axis_index_bind(axis_name):
     return trace.new_tracer(index, 0)
 
 
-def pvary_bind(x, axis_name):
-    """`x` (the same on every device along `axis_name`) typed as varying along it: no data
-    moves; under vmap semantics the value becomes batched (every example a copy)."""
-    find_axis_trace(axis_name)  # the unbound-name error
-    return pvary_p.bind(_as_value(x), axis_name=axis_name)
+def pvary_bind(x, axes: tuple):
+    """`x` (the same on every device along the mesh axes `axes`) typed as varying along them:
+    no data moves (under vmap semantics, the value is unchanged)."""
+    for name in axes:
+        find_axis_trace(name)  # the unbound-name error
+    return pvary_p.bind(_as_value(x), axes=tuple(axes))
 
 
 def _merge_tiled(x, axis: int, tiled: bool):
@@ -341,27 +342,24 @@ axis_index_p = Primitive("axis_index",
 
 
 # --- pvary: an invariant value as a varying one (`lax.pcast(x, name, to="varying")`) ---------
-# No data moves. Under vmap semantics it materialises the batch axis along its own name. Its
-# transpose passes each device's cotangent through: as for an invariant value used directly,
-# shard_map's transpose sums the cotangents of a replicated input over the devices.
+# No data moves: the value is unchanged, only its type varies along `axes` (an eager shard_map
+# value records that). Its transpose passes each device's cotangent through: as for an
+# invariant value used directly, shard_map's transpose sums the cotangents of a replicated
+# input over the devices.
 
-def _pvary_batch(args, dims, *, axis_name):
+def _pvary_batch(args, dims, *, axes):
     (x,), (bdim,) = args, dims
-    if _is_own_axis(axis_name):
-        size = batching.current_axis().axis_size
-        return [batching.move_batch_axis(x, bdim, 0, size)], [0]
-    return [pvary_bind(x, axis_name)], [bdim]
+    return [pvary_p.bind(x, axes=axes)], [bdim]
 
 
-def _pvary_jvp(primals, tangents, *, axis_name):
+def _pvary_jvp(primals, tangents, *, axes):
     (x,), (x_dot,) = primals, tangents
-    out = pvary_bind(x, axis_name)
+    out = pvary_p.bind(x, axes=axes)
     if type(x_dot) is Zero:
         return [out], [Zero(out.aval.strip_weak_type())]
-    return [out], [pvary_bind(x_dot, axis_name)]
+    return [out], [pvary_p.bind(x_dot, axes=axes)]
 
 
-pvary_p = Primitive("pvary", abstract_eval=lambda x, *, axis_name: x,
-                    lower=lambda ctx, x, *, axis_name: [x], jvp=_pvary_jvp,
-                    transpose=lambda cts, x, *, axis_name: [cts[0]],
-                    batch=_pvary_batch)
+pvary_p = Primitive("pvary", abstract_eval=lambda x, *, axes: x,
+                    lower=lambda ctx, x, *, axes: [x], jvp=_pvary_jvp,
+                    transpose=lambda cts, x, *, axes: [cts[0]], batch=_pvary_batch)

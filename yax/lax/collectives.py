@@ -216,14 +216,11 @@ def check_carry_vma(body, operands, n_consts: int, n_carry: int, carry_name, pat
     outs = eval_jaxpr(jaxpr, [frozenset()] * len(jaxpr.constvars), ins, on_eqn=on_eqn)
     carry_in, carry_out = ins[n_consts:n_consts + n_carry], outs[:n_carry]
     avals = body.out_avals[:n_carry]
-    order = [a for a in mesh.axis_names]
+    order = mesh.axis_names
 
     def typed(aval, vma):
         dims = ",".join(str(d) for d in aval.shape)
-        names = [a for a in order if a in vma]
-        suffix = "" if not names else (
-            f"{{V:{names[0]}}}" if len(names) == 1 else f"{{V:({','.join(names)})}}")
-        return f"{aval.dtype.name}[{dims}]{suffix}"
+        return f"{aval.dtype.name}[{dims}]{mesh_axes.vma_suffix(mesh, vma)}"
 
     def component(path):
         return (f"the input carry component {carry_name}{path}" if carry_name and path else

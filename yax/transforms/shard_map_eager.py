@@ -48,15 +48,6 @@ class ManualAxisType:
                 f"reduced={self.reduced})")
 
 
-def vma_suffix(mesh, varying) -> str:
-    """`{V:i}` / `{V:(i,j)}` (mesh order), or '' for a value varying over no axis."""
-    names = [a for a in mesh.axis_names if a in varying]
-    if not names:
-        return ""
-    inner = names[0] if len(names) == 1 else f"({','.join(names)})"
-    return f"{{V:{inner}}}"
-
-
 class VaryingTypeOf(tracing.TypeOf):
     """`typeof` of a value inside an eager shard_map body: the block's type and its varying
     mesh axes (equal to, and hashed as, the plain abstract value)."""
@@ -66,7 +57,7 @@ class VaryingTypeOf(tracing.TypeOf):
     def __init__(self, aval, sharding, mesh, varying):
         super().__init__(aval, sharding)
         self.manual_axis_type = ManualAxisType(varying=varying)
-        self._suffix = vma_suffix(mesh, varying)
+        self._suffix = mesh_axes.vma_suffix(mesh, varying)
 
     def __str__(self):
         return super().__str__() + self._suffix

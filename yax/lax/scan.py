@@ -3,6 +3,8 @@ mapped.py)."""
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from yax import tree_util
@@ -12,6 +14,7 @@ from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached
 from yax.lax._util import describe_function as _describe
 from yax.lax._util import python_scalar_as
+from yax.lax.collectives import check_carry_vma
 from yax.lax.elementwise import _convert_keep_weak
 from yax.lax.scan_checkpoint import segment_length, segmented_scan
 from yax.primitives.control_flow.scan import scan_p
@@ -47,6 +50,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, checkpoint=N
     length = _scan_length(x_ops, x_tree, length)
     x_avals = [_aval(x).update(shape=_aval(x).shape[1:]) for x in x_ops]
     body, consts, y_tree, carry_ops = _settled_body(f, carry_tree, x_tree, carry_ops, x_avals)
+    check_carry_vma(body, [*consts, *carry_ops, *x_ops], len(consts), len(carry_ops),
+                    _carry_name(f), _leaf_paths(carry_tree))
     k = segment_length(checkpoint, length)
     if k is not None:
         outs = segmented_scan(consts, carry_ops, x_ops, body=body, length=length,
@@ -99,6 +104,13 @@ def _scan_length(x_ops, x_tree, length) -> int:
     if not distinct:
         raise ScanLengthError("scan: with xs=None (no arrays to scan over) pass length=")
     return distinct.pop()
+
+
+def _carry_name(f):
+    try:
+        return next(iter(inspect.signature(f).parameters), None)
+    except (TypeError, ValueError):
+        return None
 
 
 def _leaf_paths(tree) -> list[str]:

@@ -109,6 +109,16 @@ class YaxError(Exception):
         super().__init__(f"{message}\n  at {format_location(self.location)}")
 
 
+class RefError(YaxError, ValueError):
+    """A misuse of a mutable array reference (yax.new_ref). Its message is JAX's, which already
+    names the traced function and its line where one is involved, so no location is appended."""
+
+    def __init__(self, message: str, location=None):
+        self.location = location if location is not None else user_location()
+        self.bare_message = message
+        Exception.__init__(self, message)
+
+
 class JAXTypeError(YaxError, TypeError):
     """The base of the type errors jax documents in `jax.errors` (concretization, leaked tracers,
     key reuse): a `TypeError`, so `except TypeError` still catches them."""

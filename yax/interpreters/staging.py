@@ -117,6 +117,9 @@ def _source_info() -> SourceInfo | None:
 
 class StagingTrace(Trace):
     name = "staging (jit/make_jaxpr)"
+    # Refs this trace captured (ref_state.allow_refs; None: its caller cannot thread refs)
+    ref_values: dict | None = None
+    ref_order: list | None = None
 
     def __init__(self, parent: Trace):
         super().__init__(parent)

@@ -1,0 +1,222 @@
+"""Mutable array references (`yax.new_ref`): where a `Ref`'s current value lives.
+
+A `Ref` is a box holding a value of the trace it was created in (its *home*): a concrete Array
+at the top level, a tracer inside a transformation. Reading and writing it threads that value
+through the program as it is traced, so a Ref that stays inside one transformation is state
+discharged at trace time: jit, grad and vmap see only ordinary values.
+
+A Ref used across a transformation boundary is threaded explicitly:
+  - a staging trace whose caller knows how to thread refs (jit, scan bodies; `allow_refs`)
+    *captures* an outer Ref on first use: it gets a new input of the Ref's type, later reads and
+    writes inside the trace use that input's current value, and the caller passes the Ref's
+    value in and writes the final value (`captured_values`) back after the call;
+  - refs passed as arguments to jit or vmap become inputs and extra outputs the same way
+    (`thread_ref_args`);
+  - a write from a transformation that does not own the Ref (a vmapped or differentiated value
+    into an outer Ref) is an error, as in JAX: the outer Ref could not hold it.
+The indexing operations (`ref[idx]`, `ref[idx] = v`, `ref[idx] += v`) are yax.ref's, on top.
+"""
+
+from __future__ import annotations
+
+from yax import errors
+from yax.core.avals import ShapedArray, aval_of_value
+from yax.core.trace import Tracer, current_trace, is_eager
+from yax.interpreters.batching import BatchTrace
+from yax.interpreters.staging import StagingTrace
+
+
+class AbstractRef:
+    """The type of a `Ref`: `Ref{float32[3]}` (its inner array type is `inner_aval`)."""
+
+    __slots__ = ("inner_aval",)
+
+    def __init__(self, inner_aval: ShapedArray):
+        self.inner_aval = inner_aval
+
+    shape = property(lambda self: self.inner_aval.shape)
+    dtype = property(lambda self: self.inner_aval.dtype)
+    ndim = property(lambda self: self.inner_aval.ndim)
+    size = property(lambda self: self.inner_aval.size)
+    weak_type = property(lambda self: self.inner_aval.weak_type)
+
+    def __eq__(self, other):
+        return type(other) is AbstractRef and self.inner_aval == other.inner_aval
+
+    def __hash__(self):
+        return hash(("Ref", self.inner_aval))
+
+    def str_short(self) -> str:
+        return f"Ref{{{self.inner_aval.str_short()}}}"
+
+    def __str__(self):
+        a = self.inner_aval
+        return f"Ref{{{a.dtype.name}[{','.join(str(d) for d in a.shape)}]}}"
+
+    __repr__ = __str__
+
+
+class Ref:
+    """A mutable array reference: `yax.new_ref(init)`. Read and write it by indexing
+    (`ref[...]`, `ref[0] = v`, `ref[1:] += v`); see yax.ref."""
+
+    __slots__ = ("_value", "_home", "_aval", "_where", "__weakref__")
+
+    def __init__(self, value, home, where=None):
+        self._value = value
+        self._home = home
+        aval = aval_of_value(value)
+        self._aval = ShapedArray(aval.shape, aval.dtype)
+        self._where = where  # (file, line, function) of its creation, for error messages
+
+    aval = property(lambda self: AbstractRef(self._aval))
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+    ndim = property(lambda self: self._aval.ndim)
+    size = property(lambda self: self._aval.size)
+
+    def __len__(self):
+        if not self._aval.shape:
+            raise TypeError("len() of unsized object")
+        return self._aval.shape[0]
+
+    def __iter__(self):
+        raise TypeError("'Ref' object is not iterable; read it first: `ref[...]`")
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
+
+
+def new_box(value) -> Ref:
+    """A new Ref holding `value`, at home in the current trace."""
+    if isinstance(value, Ref):
+        raise errors.RefError("new_ref: a Ref cannot hold a Ref (no higher-order refs); "
+                              "pass `ref[...]` to copy its value")
+    return Ref(value, current_trace(), errors.user_location())
+
+
+# --- where the value is, from the current trace ----------------------------------------------
+
+def _binding(ref: Ref):
+    """The trace whose copy of `ref`'s value the current code reads and writes: the Ref's home,
+    or the innermost staging trace that captured it (capturing it now if needed)."""
+    home = ref._home
+    if not home.alive:
+        raise errors.RefError(
+            f"a Ref {ref.aval} created inside a transformation that has finished was used "
+            f"after it; return its value (`ref[...]`) instead of the Ref")
+    t = current_trace()
+    chain = []
+    while t is not home:
+        if t is None:
+            raise errors.RefError(
+                f"a Ref {ref.aval} created inside a transformation was used outside of it; "
+                f"return its value (`ref[...]`) instead of the Ref")
+        values = getattr(t, "ref_values", None)
+        if values is not None and id(ref) in values:
+            return t
+        chain.append(t)
+        t = t.parent
+    for t in chain:  # innermost first
+        if isinstance(t, StagingTrace):
+            return _capture(t, ref)
+    return home
+
+
+def _capture(trace: StagingTrace, ref: Ref):
+    if trace.ref_values is None:
+        raise errors.RefError(
+            f"a Ref {ref.aval} is closed over by a function that {trace.name} traces into a "
+            f"program that cannot thread refs in yax (only jit and scan bodies can); pass its "
+            f"value in and write the result back outside")
+    trace.ref_values[id(ref)] = trace.new_arg(ref._aval)
+    trace.ref_order.append(ref)
+    return trace
+
+
+def read(ref: Ref):
+    """The current value of `ref` as seen from the current trace."""
+    b = _binding(ref)
+    return ref._value if b is ref._home else b.ref_values[id(ref)]
+
+
+def write(ref: Ref, value, op: str = "set/swap") -> None:
+    """Make `value` (already of the Ref's shape and dtype) the current value of `ref`."""
+    b = _binding(ref)
+    if isinstance(value, Tracer) and value._trace.level > b.level:
+        _raise_foreign_write(ref, value._trace, b, op)
+    if b is ref._home:
+        ref._value = value
+    else:
+        b.ref_values[id(ref)] = value
+
+
+def _raise_foreign_write(ref: Ref, trace, binding, op: str):
+    t = trace
+    while t is not None and t.level > binding.level:
+        if isinstance(t, BatchTrace):
+            raise errors.RefError(
+                f"performing a {op} operation with vmapped value on an unbatched array "
+                f"reference of type {ref.aval}. Move the array reference to be an argument to "
+                f"the vmapped function?")
+        t = t.parent
+    if "differentiation" in trace.name or "lineariz" in trace.name or "grad" in trace.name:
+        raise errors.RefError(
+            f"performing a {op} operation with a differentiated value on a non-differentiated "
+            f"array reference of type {ref.aval}. Move the array reference to be an argument "
+            f"of the differentiated function?")
+    raise errors.RefError(
+        f"performing a {op} operation with a value of a {trace.name} transformation on an "
+        f"array reference of type {ref.aval} from outside it. Move the array reference to be an "
+        f"argument of the transformed function?")
+
+
+# --- threading refs through a staged program -------------------------------------------------
+
+def allow_refs(trace: StagingTrace) -> None:
+    """Let `trace` capture the outer Refs its function uses (its caller threads them)."""
+    trace.ref_values = {}
+    trace.ref_order = []
+
+
+def captured_values(trace: StagingTrace) -> tuple[list, list]:
+    """(Refs the trace captured, their final values inside it), in capture order."""
+    refs = list(trace.ref_order or ())
+    return refs, [trace.ref_values[id(r)] for r in refs]
+
+
+def box_args(values, is_ref) -> tuple[list, list]:
+    """Inside a traced function: fresh Refs at home here for the inputs that were Refs.
+    Returns (the arguments to pass, the new Refs)."""
+    trace = current_trace()
+    out, boxes = [], []
+    for v, r in zip(values, is_ref, strict=True):
+        if r:
+            box = Ref(v, trace)
+            boxes.append(box)
+            out.append(box)
+        else:
+            out.append(v)
+    return out, boxes
+
+
+def check_no_duplicates(leaves, fname: str, where: str, transform: str, names=None) -> None:
+    """As JAX: one Ref may be passed at most once."""
+    seen = {}
+    for i, x in enumerate(leaves):
+        if isinstance(x, Ref):
+            if id(x) in seen:
+                a = names[seen[id(x)]] if names else f"argument {seen[id(x)]}"
+                b = names[i] if names else f"argument {i}"
+                raise errors.RefError(
+                    f"only one reference to a mutable array may be passed as an argument to a "
+                    f"function, but when tracing {fname} at {where} for {transform} the mutable "
+                    f"array reference of type {x.aval} appeared at both {a} and {b}.")
+            seen[id(x)] = i
+
+
+def is_eager_ref(ref: Ref) -> bool:
+    return is_eager(ref._home)

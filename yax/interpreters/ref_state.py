@@ -100,9 +100,11 @@ def new_box(value) -> Ref:
 
 # --- where the value is, from the current trace ----------------------------------------------
 
-def _binding(ref: Ref):
+def _binding(ref: Ref, writing: bool = False):
     """The trace whose copy of `ref`'s value the current code reads and writes: the Ref's home,
-    or the innermost staging trace that captured it (capturing it now if needed)."""
+    or the innermost staging trace that captured it (capturing it now if it can). A staging
+    trace that cannot capture Refs is looked through for reads (the value is a constant of its
+    program); a write through one that runs its program later (a cond branch) is an error."""
     home = ref._home
     if not home.alive:
         raise errors.RefError(
@@ -117,21 +119,29 @@ def _binding(ref: Ref):
                 f"return its value (`ref[...]`) instead of the Ref")
         values = getattr(t, "ref_values", None)
         if values is not None and id(ref) in values:
-            return t
+            found = t
+            break
         chain.append(t)
         t = t.parent
-    for t in chain:  # innermost first
-        if isinstance(t, StagingTrace):
-            return _capture(t, ref)
-    return home
+    else:
+        found = home
+    for i, t in enumerate(chain):  # innermost first
+        if isinstance(t, StagingTrace) and t.ref_values is not None:
+            found = _capture(t, ref)
+            chain = chain[:i]
+            break
+    if writing:
+        for t in chain:
+            if isinstance(t, StagingTrace) and t.defers:
+                raise errors.RefError(
+                    f"a Ref {ref.aval} is written inside a function that {t.name} traces into a "
+                    f"program that yax cannot thread Refs through (jit, scan and vmap can; "
+                    f"cond, while_loop and checkpoint cannot yet); return the new value from "
+                    f"it and write the Ref outside")
+    return found
 
 
 def _capture(trace: StagingTrace, ref: Ref):
-    if trace.ref_values is None:
-        raise errors.RefError(
-            f"a Ref {ref.aval} is closed over by a function that {trace.name} traces into a "
-            f"program that cannot thread refs in yax (only jit and scan bodies can); pass its "
-            f"value in and write the result back outside")
     trace.ref_values[id(ref)] = trace.new_arg(ref._aval)
     trace.ref_order.append(ref)
     return trace
@@ -145,9 +155,12 @@ def read(ref: Ref):
 
 def write(ref: Ref, value, op: str = "set/swap") -> None:
     """Make `value` (already of the Ref's shape and dtype) the current value of `ref`."""
-    b = _binding(ref)
-    if isinstance(value, Tracer) and value._trace.level > b.level:
-        _raise_foreign_write(ref, value._trace, b, op)
+    b = _binding(ref, writing=True)
+    while isinstance(value, Tracer) and value._trace.level > b.level:
+        lowered = value._trace.lower_value(value)
+        if lowered is None:
+            _raise_foreign_write(ref, value._trace, b, op)
+        value = lowered
     if b is ref._home:
         ref._value = value
     else:

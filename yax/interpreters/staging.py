@@ -120,6 +120,9 @@ class StagingTrace(Trace):
     # Refs this trace captured (ref_state.allow_refs; None: its caller cannot thread refs)
     ref_values: dict | None = None
     ref_order: list | None = None
+    # whether the staged program runs later (jit, control flow), not now as it is traced (the
+    # tangent programs of differentiation): a Ref write seen now would then be misplaced
+    defers = True
 
     def __init__(self, parent: Trace):
         super().__init__(parent)

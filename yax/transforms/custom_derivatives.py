@@ -33,6 +33,7 @@ from yax.core.avals import TypedScalar, aval_of_value
 from yax.core.trace import Tracer, bind, current_trace, is_eager, use_trace
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
 from yax.interpreters.jvp import JVPTracer
+from yax.interpreters.ref_state import Ref
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached
 from yax.lax._util import describe_function
@@ -412,6 +413,49 @@ class custom_vjp(_CustomFunction):
         flat = [JVPTracer(trace, o, next(t_outs)) if dtypes.is_inexact(a.dtype) else o
                 for o, a in zip(outs, out_avals)]
         return tree_util.tree_unflatten(out_tree, flat)
+
+    def __call__(self, *args, **kwargs):
+        args = self._positional(args, kwargs)
+        refs = {i: a for i, a in enumerate(args) if isinstance(a, Ref)}
+        if refs and not is_eager(_owning_trace(tree_util.tree_leaves(args))):
+            self._check_defined()
+            return self._call_with_refs(args, refs)
+        return super().__call__(*args)
+
+    def _call_with_refs(self, args, refs: dict):
+        """Refs among the arguments (plumbing, as in the stash_grads recipe of JAX's Ref docs)
+        are closed over by a custom_vjp function made for this call instead of passed: they are
+        not differentiated, and a Ref that fwd returns among its residuals reaches bwd as it
+        is (so bwd can write into it)."""
+        n = len(args)
+        nondiff = {i % n for i in self.nondiff_argnums if -n <= i < n}
+        rest_pos = [i for i in range(n) if i not in refs]
+        res_box = []
+
+        def merge(rest):
+            it = iter(rest)
+            return [refs[i] if i in refs else next(it) for i in range(n)]
+
+        def fwd(*rest):
+            out, res = self.fwd(*merge(rest))
+            leaves, tree = tree_util.tree_flatten(res)
+            res_box[:] = [(tree, [x if isinstance(x, Ref) else None for x in leaves])]
+            return out, [x for x in leaves if not isinstance(x, Ref)]
+
+        def bwd(*a):
+            *static, kept, ct = a
+            tree, slots = res_box[0]
+            it = iter(kept)
+            res = tree_util.tree_unflatten(tree, [next(it) if x is None else x for x in slots])
+            cts = self.bwd(*static, res, ct)
+            diff_pos = [i for i in range(n) if i not in nondiff]
+            return tuple(c for i, c in zip(diff_pos, cts, strict=True) if i not in refs)
+
+        derived = custom_vjp(lambda *rest: self.fun(*merge(rest)),
+                             nondiff_argnums=tuple(rest_pos.index(i) for i in sorted(nondiff)
+                                                   if i not in refs))
+        derived.defvjp(fwd, bwd, symbolic_zeros=self.symbolic_zeros)
+        return derived(*[args[i] for i in rest_pos])
 
     def _check_defined(self):
         if self.fwd is None:

@@ -69,11 +69,19 @@ class Ref:
         self._aval = ShapedArray(aval.shape, aval.dtype)
         self._where = where  # (file, line, function) of its creation, for error messages
 
-    aval = property(lambda self: AbstractRef(self._aval))
+    # no `aval`: what has one passes for an array operand inside yax
+    ref_type = property(lambda self: AbstractRef(self._aval))
     shape = property(lambda self: self._aval.shape)
     dtype = property(lambda self: self._aval.dtype)
     ndim = property(lambda self: self._aval.ndim)
     size = property(lambda self: self._aval.size)
+
+    def typeof(self) -> AbstractRef:  # what yax.typeof answers
+        return AbstractRef(self._aval)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(f"a mutable array reference {self.ref_type} is not an array: read its "
+                        f"value first, e.g. `jnp.sin(ref[...])` instead of `jnp.sin(ref)`")
 
     def __len__(self):
         if not self._aval.shape:
@@ -108,14 +116,14 @@ def _binding(ref: Ref, writing: bool = False):
     home = ref._home
     if not home.alive:
         raise errors.RefError(
-            f"a Ref {ref.aval} created inside a transformation that has finished was used "
+            f"a Ref {ref.ref_type} created inside a transformation that has finished was used "
             f"after it; return its value (`ref[...]`) instead of the Ref")
     t = current_trace()
     chain = []
     while t is not home:
         if t is None:
             raise errors.RefError(
-                f"a Ref {ref.aval} created inside a transformation was used outside of it; "
+                f"a Ref {ref.ref_type} created inside a transformation was used outside of it; "
                 f"return its value (`ref[...]`) instead of the Ref")
         values = getattr(t, "ref_values", None)
         if values is not None and id(ref) in values:
@@ -134,7 +142,7 @@ def _binding(ref: Ref, writing: bool = False):
         for t in chain:
             if isinstance(t, StagingTrace) and t.defers:
                 raise errors.RefError(
-                    f"a Ref {ref.aval} is written inside a function that {t.name} traces into a "
+                    f"a Ref {ref.ref_type} is written inside a function that {t.name} traces into a "
                     f"program that yax cannot thread Refs through (jit, scan and vmap can; "
                     f"cond, while_loop and checkpoint cannot yet); return the new value from "
                     f"it and write the Ref outside")
@@ -173,17 +181,17 @@ def _raise_foreign_write(ref: Ref, trace, binding, op: str):
         if isinstance(t, BatchTrace):
             raise errors.RefError(
                 f"performing a {op} operation with vmapped value on an unbatched array "
-                f"reference of type {ref.aval}. Move the array reference to be an argument to "
+                f"reference of type {ref.ref_type}. Move the array reference to be an argument to "
                 f"the vmapped function?")
         t = t.parent
     if "differentiation" in trace.name or "lineariz" in trace.name or "grad" in trace.name:
         raise errors.RefError(
             f"performing a {op} operation with a differentiated value on a non-differentiated "
-            f"array reference of type {ref.aval}. Move the array reference to be an argument "
+            f"array reference of type {ref.ref_type}. Move the array reference to be an argument "
             f"of the differentiated function?")
     raise errors.RefError(
         f"performing a {op} operation with a value of a {trace.name} transformation on an "
-        f"array reference of type {ref.aval} from outside it. Move the array reference to be an "
+        f"array reference of type {ref.ref_type} from outside it. Move the array reference to be an "
         f"argument of the transformed function?")
 
 
@@ -227,7 +235,7 @@ def check_no_duplicates(leaves, fname: str, where: str, transform: str, names=No
                 raise errors.RefError(
                     f"only one reference to a mutable array may be passed as an argument to a "
                     f"function, but when tracing {fname} at {where} for {transform} the mutable "
-                    f"array reference of type {x.aval} appeared at both {a} and {b}.")
+                    f"array reference of type {x.ref_type} appeared at both {a} and {b}.")
             seen[id(x)] = i
 
 

@@ -71,7 +71,7 @@ def leave(fn, info: RefInfo, out_leaves, outer_leaves, in_tree, static_pos) -> l
                                                    if where else "<unknown>"))
             raise errors.RefError(
                 f"function {fn.name} at {fn.where()} traced for jit returned a mutable array "
-                f"reference of type {x.aval}, but mutable array references cannot be "
+                f"reference of type {x.ref_type}, but mutable array references cannot be "
                 f"returned.\n\nThe returned mutable array {origin}.")
     trace = current_trace()
     captured, values = ref_state.captured_values(trace)
@@ -82,7 +82,7 @@ def leave(fn, info: RefInfo, out_leaves, outer_leaves, in_tree, static_pos) -> l
             k = next(i for i, x in enumerate(outer_leaves) if x is r)
             raise errors.RefError(
                 f"when tracing {fn.name} at {fn.where()} for jit, a mutable array reference of "
-                f"type {r.aval} was both closed over and passed as the argument {names[k]}")
+                f"type {r.ref_type} was both closed over and passed as the argument {names[k]}")
     info.captured = captured
     return list(out_leaves) + [ref_state.read(b) for b in info.boxes] + list(values)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 
 from yax import tree_util
+from yax.core.trace import current_trace
+from yax.interpreters import ref_state
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.primitives.mesh_axes import bind_mesh_axes
 from yax.runtime.values import leaf_aval
@@ -44,20 +46,29 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape: bool = False
         leaves, in_tree = tree_util.tree_flatten((tuple(dyn), kwargs))
         out_tree_box = []
 
+        is_ref = [isinstance(x, ref_state.Ref) for x in leaves]
+
         def flat_fun(*flat):
+            # Refs (arguments or closed over) are threaded: their values are inputs, and their
+            # final values extra outputs, after the function's own
+            ref_state.allow_refs(current_trace())
+            flat, boxes = ref_state.box_args(list(flat), is_ref)
             dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, flat)
             it = iter(dyn_args)
             full = [a if i in static else next(it) for i, a in enumerate(args)]
             out = fun(*full, **dyn_kwargs)
             out_leaves, out_tree = tree_util.tree_flatten(out)
             out_tree_box.append(out_tree)
-            return out_leaves
+            _, captured = ref_state.captured_values(current_trace())
+            return out_leaves + [ref_state.read(b) for b in boxes] + captured
 
+        in_avals = [x._aval if r else leaf_aval(x) for x, r in zip(leaves, is_ref)]
         with bind_mesh_axes(env):
-            closed = trace_to_jaxpr(flat_fun, [leaf_aval(x) for x in leaves],
-                                    name=getattr(fun, "__name__", "fun"), dce=False)
+            closed = trace_to_jaxpr(flat_fun, in_avals, name=getattr(fun, "__name__", "fun"),
+                                    dce=False)
         if return_shape:
-            return closed, tree_util.tree_unflatten(out_tree_box[0], closed.out_avals)
+            n = out_tree_box[0].num_leaves
+            return closed, tree_util.tree_unflatten(out_tree_box[0], closed.out_avals[:n])
         return closed
 
     return traced

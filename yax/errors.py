@@ -119,6 +119,13 @@ class RefError(YaxError, ValueError):
         Exception.__init__(self, message)
 
 
+class RefTransformError(YaxError):
+    """A Ref written with a value of a transformation that does not own it (a vmapped value
+    into an unbatched Ref, a differentiated one into a plain Ref): a plain Exception, as jax's."""
+
+    __init__ = RefError.__init__
+
+
 class JAXTypeError(YaxError, TypeError):
     """The base of the type errors jax documents in `jax.errors` (concretization, leaked tracers,
     key reuse): a `TypeError`, so `except TypeError` still catches them."""

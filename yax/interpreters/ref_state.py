@@ -142,8 +142,8 @@ def _binding(ref: Ref, writing: bool = False):
         for t in chain:
             if isinstance(t, StagingTrace) and t.defers:
                 raise errors.RefError(
-                    f"a Ref {ref.ref_type} is written inside a function that {t.name} traces into a "
-                    f"program that yax cannot thread Refs through (jit, scan and vmap can; "
+                    f"a Ref {ref.ref_type} is written inside a function that {t.name} traces "
+                    f"into a program that yax cannot thread Refs through (jit, scan and vmap can; "
                     f"cond, while_loop and checkpoint cannot yet); return the new value from "
                     f"it and write the Ref outside")
     return found
@@ -179,20 +179,20 @@ def _raise_foreign_write(ref: Ref, trace, binding, op: str):
     t = trace
     while t is not None and t.level > binding.level:
         if isinstance(t, BatchTrace):
-            raise errors.RefError(
+            raise errors.RefTransformError(
                 f"performing a {op} operation with vmapped value on an unbatched array "
                 f"reference of type {ref.ref_type}. Move the array reference to be an argument to "
                 f"the vmapped function?")
         t = t.parent
     if "differentiation" in trace.name or "lineariz" in trace.name or "grad" in trace.name:
-        raise errors.RefError(
+        raise errors.RefTransformError(
             f"performing a {op} operation with a differentiated value on a non-differentiated "
             f"array reference of type {ref.ref_type}. Move the array reference to be an argument "
             f"of the differentiated function?")
-    raise errors.RefError(
+    raise errors.RefTransformError(
         f"performing a {op} operation with a value of a {trace.name} transformation on an "
-        f"array reference of type {ref.ref_type} from outside it. Move the array reference to be an "
-        f"argument of the transformed function?")
+        f"array reference of type {ref.ref_type} from outside it. Move the array reference to be "
+        f"an argument of the transformed function?")
 
 
 # --- threading refs through a staged program -------------------------------------------------

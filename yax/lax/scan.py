@@ -7,9 +7,9 @@ import numpy as np
 
 from yax import tree_util
 from yax.core import dtypes
-from yax.errors import LoopBoundsError, ScanCarryError, ScanLengthError  # noqa: F401  (re-exported)
 from yax.core.ir import ClosedJaxpr, Jaxpr
 from yax.core.trace import current_trace
+from yax.errors import LoopBoundsError, ScanCarryError, ScanLengthError  # noqa: F401  (re-exported)
 from yax.interpreters import ref_state
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached

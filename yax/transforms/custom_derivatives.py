@@ -47,6 +47,7 @@ from yax.primitives.custom_derivatives import (
     is_unknown_tangent,
 )
 from yax.runtime.values import as_operand, canonical_leaf, to_array
+from yax.transforms import custom_vjp_refs
 from yax.transforms._args import normalize_argnums
 from yax.transforms.symbolic_zeros import CustomVJPPrimal, SymbolicZero, from_user, to_user
 
@@ -419,43 +420,8 @@ class custom_vjp(_CustomFunction):
         refs = {i: a for i, a in enumerate(args) if isinstance(a, Ref)}
         if refs and not is_eager(_owning_trace(tree_util.tree_leaves(args))):
             self._check_defined()
-            return self._call_with_refs(args, refs)
+            return custom_vjp_refs.call_with_refs(self, args, refs)
         return super().__call__(*args)
-
-    def _call_with_refs(self, args, refs: dict):
-        """Refs among the arguments (plumbing, as in the stash_grads recipe of JAX's Ref docs)
-        are closed over by a custom_vjp function made for this call instead of passed: they are
-        not differentiated, and a Ref that fwd returns among its residuals reaches bwd as it
-        is (so bwd can write into it)."""
-        n = len(args)
-        nondiff = {i % n for i in self.nondiff_argnums if -n <= i < n}
-        rest_pos = [i for i in range(n) if i not in refs]
-        res_box = []
-
-        def merge(rest):
-            it = iter(rest)
-            return [refs[i] if i in refs else next(it) for i in range(n)]
-
-        def fwd(*rest):
-            out, res = self.fwd(*merge(rest))
-            leaves, tree = tree_util.tree_flatten(res)
-            res_box[:] = [(tree, [x if isinstance(x, Ref) else None for x in leaves])]
-            return out, [x for x in leaves if not isinstance(x, Ref)]
-
-        def bwd(*a):
-            *static, kept, ct = a
-            tree, slots = res_box[0]
-            it = iter(kept)
-            res = tree_util.tree_unflatten(tree, [next(it) if x is None else x for x in slots])
-            cts = self.bwd(*static, res, ct)
-            diff_pos = [i for i in range(n) if i not in nondiff]
-            return tuple(c for i, c in zip(diff_pos, cts, strict=True) if i not in refs)
-
-        derived = custom_vjp(lambda *rest: self.fun(*merge(rest)),
-                             nondiff_argnums=tuple(rest_pos.index(i) for i in sorted(nondiff)
-                                                   if i not in refs))
-        derived.defvjp(fwd, bwd, symbolic_zeros=self.symbolic_zeros)
-        return derived(*[args[i] for i in rest_pos])
 
     def _check_defined(self):
         if self.fwd is None:

@@ -88,7 +88,7 @@ def test_ref_module_functions():
         return [float(old), float(got), np.asarray(frozen).tolist(), repr(r)]
     same(prog)
     assert set(yax.ref.__all__) >= {"new_ref", "get", "swap", "set", "addupdate", "freeze",
-                                    "Ref", "AbstractRef", "empty_ref"}
+                                    "Ref", "AbstractRef", "empty_ref", "free_ref"}
 
 
 def test_reads_are_copies_and_init_is_copied():
@@ -101,9 +101,13 @@ def test_reads_are_copies_and_init_is_copied():
     assert np.asarray(r[...]).tolist() == [5., 1., 2.]
 
 
-def test_empty_ref_has_the_type():
+def test_empty_ref_has_the_type_and_free_ref_does_nothing():
     r = yax.empty_ref(yax.ShapeDtypeStruct((2, 3), ynp.int32))
     assert (r.shape, r.dtype) == ((2, 3), np.dtype("int32"))
+    r[0, 1] = 4
+    assert yax.free_ref(r) == () and int(r[0, 1]) == 4
+    with pytest.raises(TypeError):
+        yax.free_ref(ynp.zeros(2))
 
 
 def test_dtype_and_shape_errors_are_jax_s():

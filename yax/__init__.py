@@ -76,4 +76,4 @@ from yax._jax_names.toplevel import (  # noqa: E402,F401
     process_indices,
 )
 from yax import ref  # noqa: E402,F401  (mutable array references)
-from yax.ref import Ref, empty_ref, freeze, new_ref  # noqa: E402,F401
+from yax.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402,F401

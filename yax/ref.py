@@ -23,8 +23,8 @@ from yax.interpreters.ref_state import AbstractRef, Ref
 from yax.lax.elementwise import _convert_keep_weak
 from yax.runtime.array import Array
 
-__all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "freeze", "get", "new_ref", "set",
-           "swap"]
+__all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
+           "new_ref", "set", "swap"]
 
 
 def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
@@ -46,10 +46,17 @@ def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
     return ref_state.new_box(value)
 
 
-def empty_ref(ty, *, memory_space=None, kind=None) -> Ref:
+def empty_ref(ty, memory_space=None) -> Ref:
     """A new Ref of the type `ty` (a ShapeDtypeStruct or an array) whose contents are
     unspecified (yax fills it with zeros)."""
-    return new_ref(jnp.zeros(ty.shape, ty.dtype), memory_space=memory_space, kind=kind)
+    return new_ref(jnp.zeros(ty.shape, ty.dtype), memory_space=memory_space)
+
+
+def free_ref(ref: Ref) -> tuple:
+    """Declare that `ref` is no longer used. As jax 0.10.2's, it does nothing to the Ref (a hint
+    for compiled programs' memory), and returns ()."""
+    _check_ref(ref, "free_ref")
+    return ()
 
 
 def _whole(idx) -> bool:

@@ -412,15 +412,39 @@ def test_scan_and_fori_loop_with_refs_under_jit_and_grad():
     same(prog)
 
 
-def test_cond_reads_a_ref_and_refuses_writes():
+def test_cond_switch_and_while_loop_thread_closed_over_refs():
     def prog(jx, np_):
-        r = jx.new_ref(3.)
-        return float(jx.jit(lambda x: jx.lax.cond(x > 0, lambda: r[...], lambda: -r[...]))(1.))
+        r, s, n = jx.new_ref(0.), jx.new_ref(np_.zeros(2)), jx.new_ref(3)
+
+        def f(x):
+            jx.lax.cond(x > 0, lambda: r.__setitem__(..., r[...] + x),
+                        lambda: s.__setitem__(0, x))
+            jx.lax.switch(1, [lambda: None, lambda: s.__setitem__(1, s[1] + 1.)])
+
+            def body(i):
+                r[...] += x * i
+                return i + 1
+            return jx.lax.while_loop(lambda i: i < n[...], body, 0)
+        out = [int(f(1.)), repr(r), repr(s), int(jx.jit(f)(-2.)), repr(r), repr(s)]
+        n[...] = 5
+        out += [int(jx.jit(f)(1.)), repr(r)]
+
+        def g(x):
+            q = jx.new_ref(0.)
+            jx.lax.cond(x > 0, lambda: q.__setitem__(..., np_.sin(x)), lambda: None)
+            return q[...]
+        out.append(round(float(jx.grad(g)(1.)), 6))
+        return out
     same(prog)
+
+
+def test_refs_written_where_yax_cannot_thread_them():
     r = yax.new_ref(0.)
-    with pytest.raises(errors.RefError, match="cond, while_loop"):
-        yax.jit(lambda x: yax.lax.cond(x > 0, lambda: r.__setitem__(..., 1.),
-                                       lambda: None))(1.)
+    with pytest.raises(errors.EffectInWhileCondError, match="writes a Ref"):
+        yax.lax.while_loop(lambda i: (r.__setitem__(..., 1.), i < 3)[1], lambda i: i + 1, 0)
+    with pytest.raises(errors.RefError, match="checkpoint"):
+        yax.jit(yax.checkpoint(lambda x: r.__setitem__(..., x)))(1.)
+    assert float(yax.jit(yax.checkpoint(lambda x: x * r[...]))(2.)) == 0.  # reads are fine
 
 
 def test_make_jaxpr_threads_refs():

@@ -6,7 +6,8 @@ through the program as it is traced, so a Ref that stays inside one transformati
 discharged at trace time: jit, grad and vmap see only ordinary values.
 
 A Ref used across a transformation boundary is threaded explicitly:
-  - a staging trace whose caller knows how to thread refs (jit, scan bodies; `allow_refs`)
+  - a staging trace whose caller knows how to thread refs (jit, make_jaxpr, the bodies of
+    scan, cond and while_loop; `allow_refs`, `enter_body`)
     *captures* an outer Ref on first use: it gets a new input of the Ref's type, later reads and
     writes inside the trace use that input's current value, and the caller passes the Ref's
     value in and writes the final value (`captured_values`) back after the call;
@@ -142,15 +143,16 @@ def _binding(ref: Ref, writing: bool = False):
         for t in chain:
             if isinstance(t, StagingTrace) and t.defers:
                 raise errors.RefError(
-                    f"a Ref {ref.ref_type} is written inside a function that {t.name} traces "
-                    f"into a program that yax cannot thread Refs through (jit, scan and vmap can; "
-                    f"cond, while_loop and checkpoint cannot yet); return the new value from "
-                    f"it and write the Ref outside")
+                    f"a Ref {ref.ref_type} is written inside a function traced into a "
+                    f"program (by a {t.name} transformation) that yax cannot thread Refs "
+                    f"through (jit, scan, cond, while_loop and vmap can; checkpoint and "
+                    f"shard_map cannot yet); return the new value from it and write the Ref "
+                    f"outside")
     return found
 
 
 def _capture(trace: StagingTrace, ref: Ref):
-    trace.ref_values[id(ref)] = trace.new_arg(ref._aval)
+    trace.ref_values[id(ref)] = trace.ref_inputs[id(ref)] = trace.new_arg(ref._aval)
     trace.ref_order.append(ref)
     return trace
 
@@ -200,7 +202,35 @@ def _raise_foreign_write(ref: Ref, trace, binding, op: str):
 def allow_refs(trace: StagingTrace) -> None:
     """Let `trace` capture the outer Refs its function uses (its caller threads them)."""
     trace.ref_values = {}
+    trace.ref_inputs = {}
     trace.ref_order = []
+
+
+def enter_body(refs=()) -> None:
+    """At the start of a traced body (a cond branch, a loop body): let the current staging trace
+    capture the Refs it uses, capturing `refs` now, in this order (so that bodies traced
+    together take the same Refs as the same inputs, right after their own)."""
+    trace = current_trace()
+    allow_refs(trace)
+    for r in refs:
+        _capture(trace, r)
+
+
+def written(trace: StagingTrace) -> list:
+    """The Refs the trace captured and wrote."""
+    return [r for r in trace.ref_order or () if trace.ref_values[id(r)] is not
+            trace.ref_inputs[id(r)]]
+
+
+def union_of(ref_lists) -> list:
+    """The Refs of several bodies, each once, in first-seen order."""
+    seen, out = set(), []
+    for refs in ref_lists:
+        for r in refs:
+            if id(r) not in seen:
+                seen.add(id(r))
+                out.append(r)
+    return out
 
 
 def captured_values(trace: StagingTrace) -> tuple[list, list]:

@@ -119,6 +119,7 @@ class StagingTrace(Trace):
     name = "staging (jit/make_jaxpr)"
     # Refs this trace captured (ref_state.allow_refs; None: its caller cannot thread refs)
     ref_values: dict | None = None
+    ref_inputs: dict | None = None
     ref_order: list | None = None
     # whether the staged program runs later (jit, control flow), not now as it is traced (the
     # tangent programs of differentiation): a Ref write seen now would then be misplaced

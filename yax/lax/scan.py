@@ -13,6 +13,7 @@ from yax.errors import LoopBoundsError, ScanCarryError, ScanLengthError  # noqa:
 from yax.interpreters import ref_state
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached
+from yax.lax._refs import ref_operands, stale, write_back
 from yax.lax._util import describe_function as _describe
 from yax.lax._util import python_scalar_as
 from yax.lax.elementwise import _convert_keep_weak
@@ -53,8 +54,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, checkpoint=N
     body, refs = body
     n = len(carry_ops)
     if refs:  # closed-over Refs: extra carries, written back after the loop
-        carry_ops = carry_ops + [_convert_keep_weak(ref_state.read(r), r.dtype, False)
-                                 for r in refs]
+        carry_ops = carry_ops + ref_operands(refs)
     k = segment_length(checkpoint, length)
     if k is not None:
         outs = segmented_scan(consts, carry_ops, x_ops, body=body, length=length,
@@ -65,8 +65,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, checkpoint=N
                            num_carry=len(carry_ops),
                            linear=(False,) * (len(consts) + len(carry_ops) + len(x_ops)),
                            unroll=int(unroll))
-    for r, v in zip(refs, outs[n:n + len(refs)], strict=True):
-        ref_state.write(r, v)
+    write_back(refs, outs[n:n + len(refs)])
     return (tree_util.tree_unflatten(carry_tree, outs[:n]),
             tree_util.tree_unflatten(y_tree, outs[n + len(refs):]))
 
@@ -132,7 +131,7 @@ def _traced_body(f, carry_tree, x_tree, carry_avals, x_avals):
         return trace_to_jaxpr(flat, carry_avals + x_avals, name="scan_body"), box[0]
     key = (carry_tree, x_tree, tuple(carry_avals), tuple(x_avals))
     closed, consts, box = trace_cached("scan body", f, key, trace, closure_converted=True)
-    if any(not r._home.alive for r in box[1]):  # it closed over a Ref of a finished trace
+    if stale(box[1]):  # it closed over a Ref of a transformation that has finished
         closed, consts, box = trace_cached("scan body", f, key, trace, closure_converted=True,
                                            cacheable=False)
     return closed, consts, box
@@ -156,7 +155,7 @@ def _flat_body(f, carry_tree, x_tree, carry_avals, box):
     n = len(carry_avals)
 
     def flat(*args):
-        ref_state.allow_refs(current_trace())
+        ref_state.enter_body()
         carry = tree_util.tree_unflatten(carry_tree, args[:n])
         x = tree_util.tree_unflatten(x_tree, args[n:])
         out = f(carry, x)

@@ -447,10 +447,59 @@ def test_refs_written_where_yax_cannot_thread_them():
     assert float(yax.jit(yax.checkpoint(lambda x: x * r[...]))(2.)) == 0.  # reads are fine
 
 
-def test_make_jaxpr_threads_refs():
+def test_make_jaxpr_stages_refs_as_jax_prints_them():
+    def prog(jx, np_):
+        r = jx.new_ref(np_.zeros(3))
+
+        def f(x):
+            r[1] += x
+            r[np_.array([0, 2])] = np_.ones(2) * x
+            return r[...]
+
+        def g(x):
+            ref = jx.new_ref(x)
+            ref[...] = ref[...] + ref[...]
+            return jx.freeze(ref)
+
+        def h(x, s):
+            s[...] = x
+        out = [str(jx.make_jaxpr(f)(1.)), str(jx.make_jaxpr(g)(1.)),
+               str(jx.make_jaxpr(h)(1., jx.new_ref(0.))),
+               str(jx.make_jaxpr(lambda s: s[1:3, 0])(jx.new_ref(np_.zeros((4, 4))))),
+               str(jx.make_jaxpr(lambda s: jx.ref.swap(s, 0, 1.))(jx.new_ref(np_.zeros(4)))),
+               str(jx.make_jaxpr(lambda s: jx.ref.addupdate(s, ..., np_.ones(4)))(
+                   jx.new_ref(np_.zeros(4)))),
+               repr(r)]  # tracing does not write
+        return out
+    same(prog)
+
+
+def test_make_jaxpr_of_jit_and_scan_with_refs_reads_and_writes_the_ref():
     r = yax.new_ref(ynp.zeros(3))
-    closed = yax.make_jaxpr(lambda x, s: (r.__setitem__(0, x), s.__setitem__(..., x))[0])(
-        1., yax.new_ref(0.))
-    assert [str(a) for a in closed.in_avals] == ["~float32[]", "float32[]", "float32[3]"]
-    assert [str(a) for a in closed.out_avals] == ["float32[]", "float32[3]"]
-    assert np.asarray(r[...]).tolist() == [0., 0., 0.]  # tracing does not write
+
+    @yax.jit
+    def inner(x):
+        r[0] += x
+
+    def f(x):
+        inner(x)
+        yax.lax.scan(lambda c, i: (r.__setitem__(1, r[1] + i), None), None, ynp.arange(2.))
+    text = str(yax.make_jaxpr(f)(1.))
+    assert text.startswith("{ lambda a:Ref{f32[3]} ")
+    assert text.count("<- a[...]") == 2 and text.count("a[...] <- ") == 2, text
+    assert np.asarray(r[...]).tolist() == [0., 0., 0.]
+
+
+def test_a_staged_program_runs_eagerly_on_the_refs():
+    from yax.interpreters.eval_jaxpr import eval_jaxpr
+    r = yax.new_ref(ynp.zeros(3))
+
+    def f(x):
+        r[1] += x
+        r[ynp.array([0, 2])] = ynp.ones(2) * x
+        s = yax.new_ref(x)
+        s[...] = s[...] * 2
+        return yax.freeze(s)
+    closed = yax.make_jaxpr(f)(2.)
+    out = eval_jaxpr(closed.jaxpr, closed.consts, [ynp.float32(3.)])
+    assert float(out[0]) == 6. and np.asarray(r[...]).tolist() == [3., 3., 3.]

@@ -16,11 +16,12 @@ from __future__ import annotations
 from yax import errors
 from yax import numpy as jnp
 from yax.core import dtypes
-from yax.core.avals import ShapedArray
-from yax.core.trace import is_eager
+from yax.core.avals import ShapedArray, TypedScalar
+from yax.core.trace import current_trace, is_eager
 from yax.interpreters import ref_state
 from yax.interpreters.ref_state import AbstractRef, Ref
 from yax.lax.elementwise import _convert_keep_weak
+from yax.primitives.refs import Staged
 from yax.runtime.array import Array
 
 __all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
@@ -41,6 +42,8 @@ def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
     if isinstance(init_val, Ref):
         return ref_state.new_box(init_val)  # raises: no refs of refs
     value = jnp.asarray(init_val)
+    if ref_state.stages_here():  # make_jaxpr: a value of type Ref{...}
+        return ref_state.Ref(Staged.new_ref(value), current_trace(), errors.user_location())
     if is_eager() and type(value) is Array:
         value = jnp.array(value, copy=True)  # the Ref owns its buffer (updated in place)
     return ref_state.new_box(value)
@@ -71,6 +74,9 @@ def _check_ref(ref, op: str) -> None:
 def get(ref: Ref, idx=()):
     """`ref[idx]`: the indexed part of the Ref's current value, as a new array."""
     _check_ref(ref, "get")
+    staged = ref_state.staged(ref)
+    if staged is not None:
+        return Staged.get(staged, () if _whole(idx) else idx)
     value = ref_state.read(ref)
     if _whole(idx):
         if type(value) is Array:  # a copy: the Ref's own buffer may be updated in place later
@@ -84,9 +90,10 @@ def _fit(ref: Ref, value, expected_shape, op: str, whole: bool):
     and of the indexed part's shape."""
     if isinstance(value, Ref):
         raise errors.RefError(f"`{op}`: cannot store a Ref in a Ref (no higher-order refs)")
-    if dtypes.is_python_scalar(value):
-        value = jnp.asarray(value, ref.dtype)
-    value = jnp.asarray(value)
+    if dtypes.is_python_scalar(value) and ref_state.stages_here():
+        value = TypedScalar.of(value, ref.dtype, weak_type=False)  # staged as a literal
+    else:
+        value = jnp.asarray(value, ref.dtype if dtypes.is_python_scalar(value) else None)
     aval = value.aval
     if aval.dtype != ref.dtype:
         if not aval.weak_type:
@@ -104,6 +111,14 @@ def _fit(ref: Ref, value, expected_shape, op: str, whole: bool):
 
 
 def _update(ref: Ref, idx, val, op: str, add: bool):
+    staged = ref_state.staged(ref, writing=True)
+    if staged is not None:
+        whole = _whole(idx)
+        idx = () if whole else idx
+        val = _fit(ref, val, Staged.expected_shape(ref, idx), op, whole)
+        if add:
+            return Staged.addupdate(staged, idx, val)
+        return Staged.swap(staged, idx, val)
     current = ref_state.read(ref)
     old = current if _whole(idx) else current[idx]
     val = _fit(ref, val, old.shape, op, _whole(idx))
@@ -139,6 +154,9 @@ def addupdate(ref: Ref, idx, value) -> None:
 def freeze(ref: Ref):
     """The Ref's final value (as in jax 0.10.2, the Ref stays usable)."""
     _check_ref(ref, "freeze")
+    staged = ref_state.staged(ref)
+    if staged is not None:
+        return Staged.freeze(staged)
     return get(ref, ...)
 
 
@@ -182,3 +200,9 @@ Ref.__repr__ = _repr
 Ref.__str__ = _repr
 Ref.unsafe_buffer_pointer = _unsafe_buffer_pointer
 Ref.block_until_ready = _block_until_ready
+
+
+# --- the Ref operations a staged program's equations run (see yax/primitives/refs.py) -----
+
+ref_state.box_ops = {"new_ref": new_ref, "get": get, "swap": swap, "addupdate": addupdate,
+                     "freeze": freeze}

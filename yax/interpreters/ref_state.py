@@ -24,7 +24,7 @@ from yax import errors
 from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.trace import Tracer, current_trace, is_eager
 from yax.interpreters.batching import BatchTrace
-from yax.interpreters.staging import StagingTrace
+from yax.interpreters.staging import StagingTrace, StagingTracer
 
 
 class AbstractRef:
@@ -62,11 +62,13 @@ class Ref:
     (`ref[...]`, `ref[0] = v`, `ref[1:] += v`); see yax.ref."""
 
     __slots__ = ("_value", "_home", "_aval", "_where", "__weakref__")
+    passes_as_operand = True  # eagerly, the staged Ref equations receive the Ref itself
 
     def __init__(self, value, home, where=None):
         self._value = value
         self._home = home
         aval = aval_of_value(value)
+        aval = getattr(aval, "inner_aval", aval)  # a staged Ref's value is of type Ref{...}
         self._aval = ShapedArray(aval.shape, aval.dtype)
         self._where = where  # (file, line, function) of its creation, for error messages
 
@@ -152,20 +154,51 @@ def _binding(ref: Ref, writing: bool = False):
 
 
 def _capture(trace: StagingTrace, ref: Ref):
-    trace.ref_values[id(ref)] = trace.ref_inputs[id(ref)] = trace.new_arg(ref._aval)
+    if trace.stages_refs:  # a constant of type Ref{...}, as jax shows a closed-over Ref
+        tracer = StagingTracer(trace, trace._const_var(ref, AbstractRef(ref._aval)))
+    else:
+        tracer = trace.new_arg(ref._aval)
+    trace.ref_values[id(ref)] = trace.ref_inputs[id(ref)] = tracer
     trace.ref_order.append(ref)
     return trace
+
+
+# The equations of Refs staged as values of type Ref{...} (`stages_refs`), set by yax.ref:
+# `get(ref_tracer, idx)`, `swap(ref_tracer, idx, value)`, `addupdate(...)`, `freeze(...)`.
+staged_ops = None
+# The operations on Ref objects by name (new_ref, get, swap, addupdate, freeze), set by yax.ref:
+# what a staged program's Ref equations do when it is evaluated.
+box_ops: dict = {}
+
+
+def staged(ref: Ref, writing: bool = False):
+    """The Ref-typed tracer standing for `ref` when the trace whose copy the current code uses
+    stages Refs (make_jaxpr), else None."""
+    b = _binding(ref, writing)
+    if not getattr(b, "stages_refs", False):
+        return None
+    return ref._value if b is ref._home else b.ref_values[id(ref)]
+
+
+def stages_here() -> bool:
+    return getattr(current_trace(), "stages_refs", False)
 
 
 def read(ref: Ref):
     """The current value of `ref` as seen from the current trace."""
     b = _binding(ref)
-    return ref._value if b is ref._home else b.ref_values[id(ref)]
+    value = ref._value if b is ref._home else b.ref_values[id(ref)]
+    if getattr(b, "stages_refs", False):
+        return staged_ops.get(value, ())
+    return value
 
 
 def write(ref: Ref, value, op: str = "set/swap") -> None:
     """Make `value` (already of the Ref's shape and dtype) the current value of `ref`."""
     b = _binding(ref, writing=True)
+    if getattr(b, "stages_refs", False):
+        staged_ops.swap(ref._value if b is ref._home else b.ref_values[id(ref)], (), value)
+        return
     while isinstance(value, Tracer) and value._trace.level > b.level:
         lowered = value._trace.lower_value(value)
         if lowered is None:
@@ -199,8 +232,10 @@ def _raise_foreign_write(ref: Ref, trace, binding, op: str):
 
 # --- threading refs through a staged program -------------------------------------------------
 
-def allow_refs(trace: StagingTrace) -> None:
-    """Let `trace` capture the outer Refs its function uses (its caller threads them)."""
+def allow_refs(trace: StagingTrace, stage: bool = False) -> None:
+    """Let `trace` capture the outer Refs its function uses (its caller threads them; with
+    `stage`, they are staged as constants of type Ref{...} with get/swap equations)."""
+    trace.stages_refs = stage
     trace.ref_values = {}
     trace.ref_inputs = {}
     trace.ref_order = []

@@ -124,6 +124,9 @@ class StagingTrace(Trace):
     # whether the staged program runs later (jit, control flow), not now as it is traced (the
     # tangent programs of differentiation): a Ref write seen now would then be misplaced
     defers = True
+    # whether Refs are staged as values of type Ref{...} with get/swap equations (make_jaxpr
+    # shows them so, as jax) instead of their values being threaded (ref_state.allow_refs)
+    stages_refs = False
 
     def __init__(self, parent: Trace):
         super().__init__(parent)

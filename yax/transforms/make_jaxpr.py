@@ -49,26 +49,25 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape: bool = False
         is_ref = [isinstance(x, ref_state.Ref) for x in leaves]
 
         def flat_fun(*flat):
-            # Refs (arguments or closed over) are threaded: their values are inputs, and their
-            # final values extra outputs, after the function's own
-            ref_state.allow_refs(current_trace())
-            flat, boxes = ref_state.box_args(list(flat), is_ref)
+            # Refs (arguments or closed over) are staged as values of type Ref{...}, as jax
+            # shows them: reads and writes are get/swap/addupdate equations
+            ref_state.allow_refs(current_trace(), stage=True)
+            flat, _ = ref_state.box_args(list(flat), is_ref)
             dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, flat)
             it = iter(dyn_args)
             full = [a if i in static else next(it) for i, a in enumerate(args)]
             out = fun(*full, **dyn_kwargs)
             out_leaves, out_tree = tree_util.tree_flatten(out)
             out_tree_box.append(out_tree)
-            _, captured = ref_state.captured_values(current_trace())
-            return out_leaves + [ref_state.read(b) for b in boxes] + captured
+            return out_leaves
 
-        in_avals = [x._aval if r else leaf_aval(x) for x, r in zip(leaves, is_ref)]
+        in_avals = [ref_state.AbstractRef(x._aval) if r else leaf_aval(x)
+                    for x, r in zip(leaves, is_ref)]
         with bind_mesh_axes(env):
             closed = trace_to_jaxpr(flat_fun, in_avals, name=getattr(fun, "__name__", "fun"),
                                     dce=False)
         if return_shape:
-            n = out_tree_box[0].num_leaves
-            return closed, tree_util.tree_unflatten(out_tree_box[0], closed.out_avals[:n])
+            return closed, tree_util.tree_unflatten(out_tree_box[0], closed.out_avals)
         return closed
 
     return traced

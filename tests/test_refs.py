@@ -95,6 +95,11 @@ def test_reads_are_copies_and_init_is_copied():
     x = ynp.arange(3.)
     r = yax.new_ref(x)
     first = r[...]
+    y = ynp.ones(3)
+    r[...] = y
+    yax.jit(lambda r: r.__setitem__(..., r[...] * 3.))(r)  # donates the Ref's own buffer only
+    assert np.asarray(y).tolist() == [1., 1., 1.]
+    r[...] = x
     r[0] = 5.
     assert np.asarray(x).tolist() == [0., 1., 2.]
     assert np.asarray(first).tolist() == [0., 1., 2.]

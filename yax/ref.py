@@ -20,6 +20,7 @@ from yax.core.avals import ShapedArray, TypedScalar
 from yax.core.trace import current_trace, is_eager
 from yax.interpreters import ref_state
 from yax.interpreters.ref_state import AbstractRef, Ref
+from yax.lax.barriers import optimization_barrier
 from yax.lax.elementwise import _convert_keep_weak
 from yax.primitives.refs import Staged
 from yax.runtime.array import Array
@@ -45,7 +46,7 @@ def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
     if ref_state.stages_here():  # make_jaxpr: a value of type Ref{...}
         return ref_state.Ref(Staged.new_ref(value), current_trace(), errors.user_location())
     if is_eager() and type(value) is Array:
-        value = jnp.array(value, copy=True)  # the Ref owns its buffer (updated in place)
+        value = _copy(value)  # the Ref owns its buffer (updated in place)
     return ref_state.new_box(value)
 
 
@@ -60,6 +61,12 @@ def free_ref(ref: Ref) -> tuple:
     for compiled programs' memory), and returns ()."""
     _check_ref(ref, "free_ref")
     return ()
+
+
+def _copy(value: Array) -> Array:
+    """A copy of `value` in a new device buffer (jnp.array(copy=True) may return `value`
+    itself); a Ref's buffer is donated to the jitted functions that update it."""
+    return optimization_barrier(value)
 
 
 def _whole(idx) -> bool:
@@ -80,7 +87,7 @@ def get(ref: Ref, idx=()):
     value = ref_state.read(ref)
     if _whole(idx):
         if type(value) is Array:  # a copy: the Ref's own buffer may be updated in place later
-            return jnp.array(value, copy=True)
+            return _copy(value)
         return value
     return value[idx]
 
@@ -124,6 +131,8 @@ def _update(ref: Ref, idx, val, op: str, add: bool):
     val = _fit(ref, val, old.shape, op, _whole(idx))
     if _whole(idx):
         new = current + val if add else val
+        if new is val and type(val) is Array:  # the Ref owns its buffer (donated to jit)
+            new = _copy(val)
     else:
         at = current.at[idx]
         new = at.add(val) if add else at.set(val)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
 import yax
@@ -10,6 +11,11 @@ from yax.core import dtypes
 FLOAT_DTYPES = [np.float32, np.float64]
 INT_DTYPES = [np.int32, np.int64, np.uint8, np.uint32, np.int8]
 ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES + [np.bool_, np.float16]
+
+
+# yax follows jax 0.10 (what Python 3.11 installs); a newer jax (Python 3.12+) prints and
+# rounds some things otherwise, and tests comparing those with the live jax say so
+JAX_0_10 = jax.__version__.startswith("0.10.")
 
 
 def tol_for(dtype) -> float:

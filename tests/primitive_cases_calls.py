@@ -34,6 +34,7 @@ COLLECTIVES = {
     "psum_scatter": named(lambda x: x * lax.psum_scatter(sin(x), "i", scatter_dimension=0,
                                                          tiled=True), LANES_4),
     "all_to_all": named(lambda x: x * sin(lax.all_to_all(x, "i", 0, 0, tiled=True)), LANES_4),
+    "pvary": named(lambda x: x * lax.pcast(lax.psum(sin(x), "i"), "i", to="varying"), LANES),
 }
 
 _EXPORTED: dict = {}
@@ -151,7 +152,8 @@ def _cv_bwd(res, ct):
 
 _cv.defvjp(_cv_fwd, _cv_bwd)
 
-_MESH = yax.make_mesh((1,), ("d",))
+# Auto (Explicit axes would ask the unplaced inputs to be typed as in_specs say)
+_MESH = yax.make_mesh((1,), ("d",), axis_types=(yax.sharding.AxisType.Auto,))
 
 
 def _shard_map(x):

@@ -42,7 +42,8 @@ def yax_namespace():
     return types.SimpleNamespace(
         name="yax", jnp=ynp, lax=yax.lax, ad=yax, sla=yax.scipy.linalg, sp=yax.scipy.special,
         io_callback=yax_io_callback, pure_callback=yax.pure_callback, P=YaxP,
-        NamedSharding=YaxNamedSharding, mesh=yax.make_mesh((1,), ("i",)),
+        NamedSharding=YaxNamedSharding,
+        mesh=yax.make_mesh((1,), ("i",), axis_types=(yax.sharding.AxisType.Auto,)),  # as jax's
         checkpoint_name=yax.ad_checkpoint.checkpoint_name, policies=yax.checkpoint_policies,
         while_loop_bounded=lambda cond, body, init, n: yax.lax.while_loop(cond, body, init,
                                                                           max_steps=n))

@@ -11,7 +11,7 @@ from hypothesis import settings
 
 import yax
 import yax.numpy as jnp
-from tests.harness import assert_close, check_eager_and_jit
+from tests.harness import JAX_0_10, assert_close, check_eager_and_jit
 
 SETTINGS = settings(max_examples=4, deadline=None, derandomize=True)
 
@@ -184,7 +184,10 @@ def test_clip_where_round_and_misc():
     check_vs_jax(lambda a: a ** 2, lambda a: a ** 2, [x])
     special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0], np.float32)
     for name in ("isfinite", "isinf", "isnan", "signbit", "sign", "sinc"):
-        check_vs_jax(getattr(jnp, name), getattr(jnp_ref, name), [special])
+        # yax follows jax 0.10 (sinc(+-inf) is nan); jax 0.11 gives 0 there
+        args = special if name != "sinc" or JAX_0_10 else special[np.isfinite(special) |
+                                                                  np.isnan(special)]
+        check_vs_jax(getattr(jnp, name), getattr(jnp_ref, name), [args])
     check_vs_jax(jnp.logaddexp, jnp_ref.logaddexp, [special, special[::-1].copy()])
     check_vs_jax(jnp.hypot, jnp_ref.hypot, [special, np.array([3, 3, 3, np.nan, 3, 3], np.float32)])
     assert_close(jnp.fix(x), np.fix(x))

@@ -20,6 +20,7 @@ import pytest
 
 import yax
 import yax.numpy as ynp
+from tests.harness import JAX_0_10
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -216,9 +217,23 @@ def _printed(L, case):
     return str(L.ad.make_jaxpr(case.make(L))(*args))
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=c.xfail) if c.xfail else ())
-    for c in CASES], ids=lambda c: c.name)
+# jax 0.11 (what a fresh Python 3.12 installs) prints these otherwise (scan's params, reduce_max's
+# out_sharding...); yax prints jax 0.10's form, so they are compared only against jax 0.10
+_PRINTED_OTHERWISE_AFTER_0_10 = {
+    "jit_in_scan", "max_axis", "scan", "fori", "ten_equation_body", "hoisted_scan_and_branch",
+    "hoisted_inside_jit", "wide_scan", "wide_scan_matrices", "jvp_of_scan"}
+
+
+def _marks(case):
+    if case.xfail:
+        return pytest.mark.xfail(strict=True, reason=case.xfail)
+    if case.name in _PRINTED_OTHERWISE_AFTER_0_10:
+        return pytest.mark.skipif(not JAX_0_10, reason="yax prints jax 0.10's form of this jaxpr")
+    return ()
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=_marks(c)) for c in CASES],
+                         ids=lambda c: c.name)
 def test_jaxpr_prints_like_jax(case):
     assert _printed(yax_namespace(), case) == _printed(jax_namespace(), case)
 
@@ -398,6 +413,7 @@ def _in_clean_process(code: str) -> str:
     return proc.stdout
 
 
+@pytest.mark.skipif(not JAX_0_10, reason="yax rounds as jax 0.10's eager gradients")
 def test_eager_gradients_print_as_jax():
     """Eager derivatives print jax's digits: the rules are factored as jax's, and yax's one
     backward program is compiled without XLA fusion (no FMA contraction), as jax's eager

@@ -8,16 +8,17 @@ fori_loop), keys and errors in tests/test_random_transforms.py.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import jax
 import numpy as np
 import pytest
 
 import yax
 import yax.random as yr
+from tests.default_codegen import (
+    default_codegen_only,
+    needs_unoptimised_parent,
+    run_with_default_codegen,
+)
 
 jr = jax.random
 SEEDS = (0, 1, 42, 2 ** 31 - 1)
@@ -127,24 +128,11 @@ X64_CASES = ["uniform_range", "normal", "multivariate_normal", "bits", "randint_
 
 
 # Floating-point draws are compared with jax's bit for bit, and the last bit depends on XLA's
-# codegen: the suite compiles unoptimised (tests/conftest.py) for speed, so these tests then run
-# once more in a child process with default flags, and skip here.
-_UNOPTIMISED = "xla_backend_optimization_level=0" in os.environ.get("XLA_FLAGS", "")
-default_codegen_only = pytest.mark.skipif(
-    _UNOPTIMISED, reason="bit-exact against jax: run by test_bit_exact_draws_with_default_codegen")
-
-
-@pytest.mark.skipif(not _UNOPTIMISED, reason="the bit-exact draws ran in this process")
+# codegen: these tests run in a child process with default flags (tests/default_codegen.py).
+@needs_unoptimised_parent
 def test_bit_exact_draws_with_default_codegen():
-    env = {**os.environ, "YAX_TEST_DEFAULT_XLA_FLAGS": "0", "XLA_FLAGS": " ".join(
-        f for f in os.environ.get("XLA_FLAGS", "").split() if "optimization_level" not in f)}
-    env.pop("PYTEST_XDIST_WORKER", None)
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
-         f"{__file__}::test_draws_match_jax", f"{__file__}::test_draws_match_jax_small_shapes"],
-        env=env, capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0 and " passed" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
-    assert "skipped" not in run.stdout.splitlines()[-1], run.stdout[-2000:]
+    run_with_default_codegen(f"{__file__}::test_draws_match_jax",
+                             f"{__file__}::test_draws_match_jax_small_shapes")
 
 
 @default_codegen_only

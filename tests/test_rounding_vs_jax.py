@@ -12,6 +12,11 @@ import pytest
 
 import yax
 import yax.numpy as jnp
+from tests.default_codegen import (
+    default_codegen_only,
+    needs_unoptimised_parent,
+    run_with_default_codegen,
+)
 
 _Z = (np.array([[0.3 + 2.5j, -1.2 + 0.01j, 0.0 + 7.0j],
                 [4.0 - 0.2j, 1e-4 + 1e-6j, -3.0 - 30.0j]], np.complex64))
@@ -93,3 +98,63 @@ def test_small_constants_are_embedded_and_large_ones_passed():
                   np.array([1 + 2j, -3j, 0, 4, 5], np.complex64), np.arange(5, dtype=np.uint32)):
         got = yax.jit(lambda x, c=const: (x, c))(np.zeros(5, np.float32))[1]
         np.testing.assert_array_equal(np.asarray(got), const)
+
+
+def _cookbook_hessian(api):
+    # the autodiff cookbook's logistic model and data (sigmoid through tanh), W and b drawn
+    # from key 0 as there (yax's PRNG draws jax's bits)
+    inputs = api.numpy.array([[0.52, 1.12, 0.77], [0.88, -1.08, 0.15], [0.52, 0.06, -1.30],
+                              [0.74, -2.49, 1.39]])
+    _, w_key, b_key = api.random.split(api.random.key(0), 3)
+    w, b = api.random.normal(w_key, (3,)), api.random.normal(b_key, ())
+    predict = lambda w: 0.5 * (api.numpy.tanh((api.numpy.dot(inputs, w) + b) / 2) + 1)  # noqa: E731
+    return np.asarray(api.jacfwd(api.jacrev(predict))(w))
+
+
+@default_codegen_only
+def test_eager_forward_over_reverse_equals_jax_bitwise():
+    # jax's ufuncs are `jit(inline=True)`: under eager forward mode each one's transformed body
+    # is one fused program (its JVP's multiply-adds contract); yax's unary ufuncs run the same
+    # way. (Not every input rounds as jax's yet: docs/differences.md.)
+    np.testing.assert_array_equal(_cookbook_hessian(yax), _cookbook_hessian(jax))
+    # under staging the ufunc dissolves into the program: no call equation is staged
+    jaxpr = str(yax.make_jaxpr(yax.jacfwd(yax.grad(lambda x: jnp.tanh(x))))(1.0))
+    assert "jit" not in jaxpr and "tanh" in jaxpr
+
+
+@pytest.mark.parametrize("compose", [
+    lambda api, g: api.grad(api.jit(api.grad(api.jit(api.grad(g))))),   # the quickstart's
+    lambda api, g: api.grad(api.jit(api.grad(api.grad(g)))),
+    lambda api, g: api.grad(api.grad(api.grad(api.jit(g)))),
+    lambda api, g: api.grad(api.jit(api.grad(g))),
+], ids=["grad_jit_grad_jit_grad", "grad_jit_grad_grad", "grad_grad_grad_jit", "grad_jit_grad"])
+@default_codegen_only
+def test_eager_grad_of_jit_equals_jax_bitwise(compose):
+    # jax runs an eager gradient through a jitted function as two fused programs (the known
+    # part, the transposed one); the literal seeds fold into them, as jax folds converts
+    want = compose(jax, _sum_logistic(jjnp))
+    got = compose(yax, _sum_logistic(jnp))
+    for x in (1.0, 0.3, -2.0, 5.0, 0.01):
+        assert np.asarray(got(x)).item() == np.asarray(want(x)).item(), x
+
+
+@needs_unoptimised_parent
+def test_program_boundaries_round_as_jax_with_default_codegen():
+    # the last bit of these depends on XLA's codegen, which the suite turns down for speed
+    run_with_default_codegen(f"{__file__}::test_eager_forward_over_reverse_equals_jax_bitwise",
+                             f"{__file__}::test_eager_grad_of_jit_equals_jax_bitwise")
+
+
+def test_staging_folds_conversions_of_literals_and_forwards_no_op_ones():
+    # as jax's staging: converting a literal gives a literal, a conversion that changes nothing
+    # leaves no equation
+    jaxpr = yax.make_jaxpr(lambda x: x * yax.lax.convert_element_type(2, np.float32))(
+        np.float32(1.0))
+    assert [e.primitive.name for e in jaxpr.eqns] == ["mul"]
+    assert "2.0:f32[]" in str(jaxpr)
+    jaxpr = yax.make_jaxpr(lambda x: yax.lax.convert_element_type(x, np.float32) + 1)(
+        np.float32(1.0))
+    assert [e.primitive.name for e in jaxpr.eqns] == ["add"]
+    jaxpr = yax.make_jaxpr(lambda x: yax.lax.convert_element_type(x, np.int32))(
+        np.float32(1.0))
+    assert [e.primitive.name for e in jaxpr.eqns] == ["convert_element_type"]

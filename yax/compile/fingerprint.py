@@ -218,9 +218,10 @@ class _Walker:
                 self.code(c, globals_, depth)
             else:
                 self.value(c, depth)
-        for ins in dis.get_instructions(code):  # `import time` inside the function
-            if ins.opname == "IMPORT_NAME":
-                _refuse_side_effects(ins.argval)
+        if _IMPORT_NAME in _opcodes(code):  # `import time` inside the function
+            for ins in dis.get_instructions(code):
+                if ins.opname == "IMPORT_NAME":
+                    _refuse_side_effects(ins.argval)
         builtins = globals_.get("__builtins__", {})
         builtins = builtins if isinstance(builtins, dict) else vars(builtins)
         for name in code.co_names:
@@ -304,10 +305,25 @@ def _is_module_attribute(v) -> bool:
     return getattr(sys.modules.get(module), name, None) is v
 
 
+# Disassembling is slow (a new process's first cache lookup hashes every function it reaches):
+# the opcodes are every other byte of the wordcode, so a byte scan says whether a function
+# has any instruction of interest at all, and only then is it disassembled.
+_IMPORT_NAME = dis.opmap["IMPORT_NAME"]
+_WRITES = tuple(dis.opmap[n] for n in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF",
+                                       "DELETE_DEREF"))
+
+
+def _opcodes(code) -> bytes:
+    return code.co_code[::2]
+
+
 @functools.lru_cache(maxsize=4096)
 def _writes_outside(code, top: bool) -> bool:
     """Whether `code` assigns a global, or (for the outermost function) a variable of an
     enclosing function: trace-time side effects a cache hit would skip."""
+    opcodes = _opcodes(code)
+    if not any(op in opcodes for op in _WRITES):
+        return False
     for ins in dis.get_instructions(code):
         if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
             return True

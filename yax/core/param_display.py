@@ -31,7 +31,16 @@ def shown_params(name: str, params: dict, out_avals) -> list[tuple[str, object]]
         _as_jax_dot(shown, out_avals)
     if name in ("custom_jvp_call", "custom_vjp_call") and hasattr(shown.get("rule"), "shown"):
         _as_jax_custom_call(shown)
+    if name == "shard_map":
+        _as_jax_shard_map(shown)
     return sorted(shown.items(), key=lambda kv: (kv[0] != "name", kv[0]))
+
+
+def _as_jax_shard_map(shown: dict):
+    """jax names no function and shows which axes the body makes manual (all in yax)."""
+    shown.pop("name", None)
+    if shown.get("mesh") is not None:
+        shown["newly_manual_axes"] = frozenset(shown["mesh"].axis_names)
 
 
 class _Lists(tuple):

@@ -22,6 +22,9 @@ Rules:
   impl(*arrays, **params) -> list of Arrays: optional custom eager evaluation
   partial_eval(trace, args, params) -> list of outputs: optional known/unknown split
   checkify(...) -> optional rule of the checkify interpreter (yax.interpreters.checkify)
+  fold(atoms, out_avals, **params) -> list of atoms or None: optional, while staging: results
+    known without an equation (a constant folded into a Literal, or an input passed through
+    when the operation does nothing), as jax's staging folds and forwards
 A missing required rule raises NotImplementedRuleError naming the primitive and the
 transformation; the optional ones (impl, partial_eval, checkify) are None when absent.
 """
@@ -41,7 +44,7 @@ _REQUIRED_RULES = {
     "transpose": ("transposition (reverse mode)", "; it is not linear"),
     "batch": ("batching (vmap)", " (see the vmap issue)"),
 }
-_OPTIONAL_RULES = ("impl", "partial_eval", "checkify")
+_OPTIONAL_RULES = ("impl", "partial_eval", "checkify", "fold")
 RULE_NAMES = (*_REQUIRED_RULES, *_OPTIONAL_RULES)
 
 
@@ -74,13 +77,15 @@ class Primitive:
                  abstract_eval: Callable | None = None, lower: Callable | None = None,
                  jvp: Callable | None = None, transpose: Callable | None = None,
                  batch: Callable | None = None, impl: Callable | None = None,
-                 partial_eval: Callable | None = None, checkify: Callable | None = None):
+                 partial_eval: Callable | None = None, checkify: Callable | None = None,
+                 fold: Callable | None = None):
         self.name = name
         self.multiple_results = multiple_results
         for rule in RULE_NAMES:
             self._clear(rule)
         self.define(abstract_eval=abstract_eval, lower=lower, jvp=jvp, transpose=transpose,
-                    batch=batch, impl=impl, partial_eval=partial_eval, checkify=checkify)
+                    batch=batch, impl=impl, partial_eval=partial_eval, checkify=checkify,
+                    fold=fold)
         _REGISTRY[name] = self
 
     def define(self, **rules: Callable | None) -> Primitive:

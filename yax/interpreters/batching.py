@@ -50,6 +50,10 @@ class BatchTrace(Trace):
     def binds_axis(self, axis_name) -> bool:
         return self.axis_name == axis_name
 
+    def new_tracer(self, val, bdim: int) -> BatchTracer:
+        """A value of this trace batched at `bdim` (a subclass's trace makes its own tracers)."""
+        return BatchTracer(self, val, bdim)
+
     def split(self, x):
         if isinstance(x, BatchTracer) and x._trace is self:
             return x.val, x.bdim
@@ -75,7 +79,7 @@ class BatchTrace(Trace):
                 outs, out_dims = primitive.batch(list(vals), list(dims), **params)
             finally:
                 _axis.reset(token)
-        return [BatchTracer(self, o, d) if d is not not_mapped else o
+        return [self.new_tracer(o, d) if d is not not_mapped else o
                 for o, d in zip(outs, out_dims, strict=True)]
 
 

@@ -163,6 +163,10 @@ class StagingTrace(Trace):
     def process_primitive(self, primitive, args, params) -> list:
         atoms = [self.to_atom(a) for a in args]
         out_avals = primitive.out_avals([a.aval for a in atoms], params)
+        if primitive.fold is not None:
+            folded = primitive.fold(atoms, out_avals, **params)
+            if folded is not None:  # no equation: a Literal, or an input passed through
+                return [StagingTracer(self, atom) for atom in folded]
         outvars = [Var(a) for a in out_avals]
         source = _source_info()
         self.eqns.append(Eqn(primitive, atoms, params, outvars, source))

@@ -10,13 +10,15 @@ import math
 
 from yax import errors, tree_util
 from yax.core import dtypes
+from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.lax import elementwise, shape
 from yax.primitives import collectives as coll
 from yax.primitives import collectives_exchange as exch
+from yax.primitives import mesh_axes
 from yax.runtime.values import as_operand
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute",
-           "pshuffle", "psum_scatter", "all_to_all", "pswapaxes"]
+           "pshuffle", "psum_scatter", "all_to_all", "pswapaxes", "pcast"]
 
 
 def _names(axis_name) -> tuple:
@@ -179,3 +181,104 @@ def axis_size(axis_name):
     names, the product of their sizes."""
     names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
     return math.prod(coll.axis_size(n) for n in names)
+
+
+_PCAST_TO = ("unreduced", "reduced", "varying")
+
+
+def _typeof(v):
+    own = getattr(type(v), "typeof", None)  # eager shard_map values type themselves
+    return own(v) if own is not None else None
+
+
+def _varying_axes(v) -> frozenset:
+    """The mesh axes `v`'s type says it varies over (eager shard_map values know theirs; a
+    traced one is taken as invariant, so pcast types it varying)."""
+    mat = getattr(_typeof(v), "manual_axis_type", None)
+    return mat.varying if mat is not None else frozenset()
+
+
+def check_carry_vma(body, operands, n_consts: int, n_carry: int, carry_name, paths) -> None:
+    """jax's scan error when the body changes the mesh axes a carry varies over (the carry
+    keeps one type). `body` is the traced (const-free) body on `operands` (consts, carry, xs);
+    only values that know their varying axes (eager shard_map) are checked."""
+    ins = [_varying_axes(v) for v in operands]
+    if not any(ins):
+        return
+    mesh = next(_typeof(v).sharding.mesh for v, i in zip(operands, ins) if i)
+    everything = frozenset(mesh.axis_names)
+
+    def on_eqn(eqn, vals):
+        union = frozenset().union(*(v for v in vals if isinstance(v, frozenset)))
+        return [mesh_axes.out_varying(eqn.primitive.name, eqn.params, union, everything)
+                ] * len(eqn.outvars)
+    jaxpr = body.jaxpr
+    outs = eval_jaxpr(jaxpr, [frozenset()] * len(jaxpr.constvars), ins, on_eqn=on_eqn)
+    carry_in, carry_out = ins[n_consts:n_consts + n_carry], outs[:n_carry]
+    avals = body.out_avals[:n_carry]
+    order = mesh.axis_names
+
+    def typed(aval, vma):
+        dims = ",".join(str(d) for d in aval.shape)
+        return f"{aval.dtype.name}[{dims}]{mesh_axes.vma_suffix(mesh, vma)}"
+
+    def component(path):
+        return (f"the input carry component {carry_name}{path}" if carry_name and path else
+                f"the input carry {carry_name}" if carry_name else
+                f"the input carry at path {path}" if path else "the input carry")
+    bad = [(p, a, i, frozenset(o) if isinstance(o, frozenset) else frozenset())
+           for p, a, i, o in zip(paths, avals, carry_in, carry_out)]
+    bad = [(p, a, i, o) for p, a, i, o in bad if i != o]
+    if not bad:
+        return
+    diffs = [f"{component(p)} has type {typed(a, i)} but the corresponding output carry "
+             f"component has type {typed(a, o)}, so the manual axis types do not match"
+             for p, a, i, o in bad]
+    fixes = [f"applying `jax.lax.pcast(..., {tuple(x for x in order if x in o - i)}, "
+             f"to='varying')`, to the initial carry value corresponding to {component(p)}"
+             for p, a, i, o in bad if o - i]
+    listed = lambda items: (f"{items[0][0].upper()}{items[0][1:]}.\n" if len(items) == 1 else
+                            "".join(f"  * {d};\n" for d in items[:-1]) + f"  * {items[-1]}.\n")
+    hint = ""
+    if fixes:
+        hint = ("This might be fixed by " + fixes[0] + ".\n" if len(fixes) == 1 else
+                "This might be fixed by:\n" + "".join(f"  * {d};\n" for d in fixes[:-1])
+                + f"  * {fixes[-1]}.\n")
+        hint += ("See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma for "
+                 "more information.\n\n")
+    raise TypeError("scan body function carry input and carry output must have equal types, "
+                    f"but they differ:\n\n{listed(diffs)}\n{hint}Revise the function so "
+                    "that all output types match the corresponding input types.")
+
+
+def pcast(x, axis_name, *, to: str):
+    """Change the type of `x` along mesh axes inside shard_map, moving no data:
+    `to="varying"` types a value that is the same on every device along `axis_name` as one
+    that varies along it (what a scan carry or a cond branch needs to match another, varying,
+    value). The `"reduced"`/`"unreduced"` types of jax are not modelled by yax: those raise.
+
+    Example:
+      >>> y = lax.pcast(y, "i", to="varying")   # y: float32[3] -> float32[3]{V:i}
+    """
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
+    if not axis_name:
+        return x
+    names = _names(axis_name)
+    if to not in _PCAST_TO:
+        raise ValueError("Got unexpected `to` value. Allowed `to` values are: "
+                         f"{set(_PCAST_TO)}")
+
+    def leaf(v):
+        v = as_operand(v)
+        varying = _varying_axes(v)
+        state = {"varying" if n in varying else "invarying" for n in names}
+        if len(state) > 1:
+            raise ValueError("jax.lax.pcast can only accept axis_name which corresponds to one "
+                             "of varying, unreduced, reduced or invarying state of the input. "
+                             f"Got axes: {names} and input state: {state}")
+        from_, = state
+        if (from_, to) != ("invarying", "varying"):
+            raise ValueError(f"Unsupported pcast from={from_}, to={to!r}")
+        return coll.pvary_bind(v, names)
+    return tree_util.tree_map(leaf, x)

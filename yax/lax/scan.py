@@ -3,6 +3,8 @@ mapped.py)."""
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from yax import tree_util
@@ -16,6 +18,7 @@ from yax.interpreters.traced_cache import trace_cached
 from yax.lax._refs import ref_operands, stale, write_back
 from yax.lax._util import describe_function as _describe
 from yax.lax._util import python_scalar_as
+from yax.lax.collectives import check_carry_vma
 from yax.lax.elementwise import _convert_keep_weak
 from yax.lax.scan_checkpoint import segment_length, segmented_scan
 from yax.primitives.control_flow.scan import scan_p
@@ -55,6 +58,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, checkpoint=N
     n = len(carry_ops)
     if refs:  # closed-over Refs: extra carries, written back after the loop
         carry_ops = carry_ops + ref_operands(refs)
+    check_carry_vma(body, [*consts, *carry_ops, *x_ops], len(consts), len(carry_ops),
+                    _carry_name(f),
+                    _leaf_paths(carry_tree) + [f" (closed-over Ref {i})" for i in range(len(refs))])
     k = segment_length(checkpoint, length)
     if k is not None:
         outs = segmented_scan(consts, carry_ops, x_ops, body=body, length=length,
@@ -108,6 +114,13 @@ def _scan_length(x_ops, x_tree, length) -> int:
     if not distinct:
         raise ScanLengthError("scan: with xs=None (no arrays to scan over) pass length=")
     return distinct.pop()
+
+
+def _carry_name(f):
+    try:
+        return next(iter(inspect.signature(f).parameters), None)
+    except (TypeError, ValueError):
+        return None
 
 
 def _leaf_paths(tree) -> list[str]:

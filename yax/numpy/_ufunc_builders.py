@@ -8,7 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from yax.core import dtypes
-from yax.core.trace import bind
+from yax.core.trace import Tracer, bind, current_trace
+from yax.interpreters.jvp import JVPTrace
+from yax.interpreters.partial_eval import PartialEvalTrace
+from yax.interpreters.staging import StagingTrace
 from yax.numpy import _promote
 
 __all__ = ["to_operand", "promote_args", "promote_args_inexact", "promote_args_numeric"]
@@ -61,14 +64,54 @@ def _make_unary(name, lax_fn, promote, doc):
     fast = prim is not None and promote in _PASS_DTYPES
     passing = _PASS_DTYPES.get(promote)
 
-    def fn(x, /):
+    def direct(x, /):
         if fast and _promote.is_operand(x) and (passing is None or x.aval.dtype in passing):
             return bind(prim, x)
         (x,) = promote(name, x)
         return lax_fn(x)
+    direct.__name__ = direct.__qualname__ = name
+    as_program = _JaxProgram(direct)
+
+    def fn(x, /):
+        if isinstance(x, Tracer) and _over_eager(current_trace()):
+            return as_program(x)
+        return direct(x)
     fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = "yax.numpy"  # where users find it (and what names it in cache keys)
     fn.__doc__ = doc
     return fn
+
+
+def _over_eager(trace) -> bool:
+    """Whether `trace` differentiates in forward mode (perhaps under vmap or linearize's partial
+    evaluation) values that are eager: no staging below it (jit, make_jaxpr, eager grad's
+    tape), where jax's inline jit dissolves into the enclosing program. (Under vmap alone a
+    unary ufunc is one primitive either way: it stays one.)"""
+    forward = False
+    while trace is not None:
+        if isinstance(trace, StagingTrace) and not isinstance(trace, PartialEvalTrace):
+            return False
+        forward = forward or isinstance(trace, JVPTrace)
+        trace = trace.parent
+    return forward
+
+
+class _JaxProgram:
+    """A ufunc as jax defines it, `jit(..., inline=True)`: inlined while staging, but under
+    forward mode of eager values its transformed body (the JVP rule's tangent
+    arithmetic, say) runs as one compiled program, so XLA fuses and rounds it as jax's does
+    (eager `jacfwd(jacrev(f))` through `tanh` gives jax's digits). Made on first use."""
+
+    __slots__ = ("fun", "jitted")
+
+    def __init__(self, fun):
+        self.fun, self.jitted = fun, None
+
+    def __call__(self, x):
+        if self.jitted is None:
+            from yax.transforms.jit import jit  # the ufuncs are built before yax.transforms
+            self.jitted = jit(self.fun, inline=True)
+        return self.jitted(x)
 
 
 def _make_binary(name, lax_fn, promote, doc):

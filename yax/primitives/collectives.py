@@ -1,4 +1,4 @@
-"""Named-axis collectives: psum, pmax, pmin, all_gather and axis_index.
+"""Named-axis collectives: psum, pmax, pmin, all_gather, axis_index and pvary.
 
 A collective names an axis bound by an enclosing `vmap(..., axis_name=name)` and acts across the
 examples of that axis. For a value `x` that differs per example `i` of a vmap of size n:
@@ -7,6 +7,7 @@ examples of that axis. For a value `x` that differs per example `i` of a vmap of
     pmax(x)[i]       == max(x[k] for k in range(n))        # pmin likewise
     all_gather(x)[i] == stack([x[k] for k in range(n)], axis)
     axis_index()[i]  == i
+    pvary(x)[i]      == x                                  # x the same for every i: now batched
 
 The `*_bind` functions below are what yax.lax calls (and what the rules call back into): they find
 the innermost trace binding the name, and answer directly when `x` is certainly the same for every
@@ -121,7 +122,15 @@ def axis_index_bind(axis_name):
         return axis_index_p.bind(axis_name=axis_name)
     with use_trace(trace.parent):
         index = lax.iota(np.int32, trace.axis_size)
-    return batching.BatchTracer(trace, index, 0)
+    return trace.new_tracer(index, 0)
+
+
+def pvary_bind(x, axes: tuple):
+    """`x` (the same on every device along the mesh axes `axes`) typed as varying along them:
+    no data moves (under vmap semantics, the value is unchanged)."""
+    for name in axes:
+        find_axis_trace(name)  # the unbound-name error
+    return pvary_p.bind(_as_value(x), axes=tuple(axes))
 
 
 def _merge_tiled(x, axis: int, tiled: bool):
@@ -330,3 +339,27 @@ axis_index_p = Primitive("axis_index",
                          jvp=lambda primals, tangents, *, axis_name: (
                              [axis_index_bind(axis_name)], [Zero(ShapedArray((), dtypes.int32))]),
                          batch=_axis_index_batch)
+
+
+# --- pvary: an invariant value as a varying one (`lax.pcast(x, name, to="varying")`) ---------
+# No data moves: the value is unchanged, only its type varies along `axes` (an eager shard_map
+# value records that). Its transpose passes each device's cotangent through: as for an
+# invariant value used directly, shard_map's transpose sums the cotangents of a replicated
+# input over the devices.
+
+def _pvary_batch(args, dims, *, axes):
+    (x,), (bdim,) = args, dims
+    return [pvary_p.bind(x, axes=axes)], [bdim]
+
+
+def _pvary_jvp(primals, tangents, *, axes):
+    (x,), (x_dot,) = primals, tangents
+    out = pvary_p.bind(x, axes=axes)
+    if type(x_dot) is Zero:
+        return [out], [Zero(out.aval.strip_weak_type())]
+    return [out], [pvary_p.bind(x_dot, axes=axes)]
+
+
+pvary_p = Primitive("pvary", abstract_eval=lambda x, *, axes: x,
+                    lower=lambda ctx, x, *, axes: [x], jvp=_pvary_jvp,
+                    transpose=lambda cts, x, *, axes: [cts[0]], batch=_pvary_batch)

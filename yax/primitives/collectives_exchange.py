@@ -38,7 +38,7 @@ def _as_batched(x, trace):
     with use_trace(trace.parent):
         shape = x.aval.shape
         full = lax.broadcast_in_dim(x, (trace.axis_size,) + shape, tuple(range(1, len(shape) + 1)))
-    return batching.BatchTracer(trace, full, 0)
+    return trace.new_tracer(full, 0)
 
 
 def _linear_jvp(rebind):

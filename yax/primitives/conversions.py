@@ -8,6 +8,7 @@ import numpy as np
 from yax import errors
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
+from yax.core.ir import Literal
 from yax.core.primitive import Primitive
 from yax.interpreters import mlir
 from yax.interpreters.ad_util import Zero
@@ -45,18 +46,35 @@ def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
     out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
     if not (dtypes.is_inexact(dtype_of(x)) and dtypes.is_inexact(new_dtype)):
         return [out], [Zero(out.aval.strip_weak_type())]
-    return [out], [convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=False)]
+    # the tangent takes the result's type, weak type included (as jax's rule)
+    return [out], [convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)]
 
 
 def _convert_transpose(cts, x, *, new_dtype, weak_type=False):
-    # back to the operand's dtype; complex -> real keeps the real part, the transpose of the
-    # real -> complex embedding
-    return [convert_element_type_p.bind(cts[0], new_dtype=x.aval.dtype, weak_type=False)]
+    # back to the operand's type, weak type included (as jax's rule); complex -> real keeps
+    # the real part, the transpose of the real -> complex embedding
+    return [convert_element_type_p.bind(cts[0], new_dtype=x.aval.dtype,
+                                        weak_type=x.aval.weak_type)]
+
+
+def _convert_fold(atoms, out_avals, *, new_dtype, weak_type=False):
+    """While staging, as jax's: a scalar literal is converted at once (the program gets the
+    converted literal, so XLA sees the constant), and a conversion that changes neither the
+    dtype nor the weak type passes its operand through, with no equation."""
+    (x,), (out,) = atoms, out_avals
+    if isinstance(x, Literal):
+        value = np.asarray(x.val)
+        if dtypes.is_complex(value.dtype) and not dtypes.is_complex(new_dtype):
+            value = value.real
+        return [Literal(value.astype(new_dtype), out)]
+    if x.aval.dtype == out.dtype and x.aval.weak_type == out.weak_type:
+        return [x]
+    return None
 
 
 convert_element_type_p = Primitive("convert_element_type", abstract_eval=_convert_abstract_eval,
                                    lower=_convert_lower, jvp=_convert_jvp,
-                                   transpose=_convert_transpose)
+                                   transpose=_convert_transpose, fold=_convert_fold)
 broadcast_batcher(convert_element_type_p)
 
 

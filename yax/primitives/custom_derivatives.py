@@ -30,7 +30,13 @@ from yax.core.primitive import Primitive
 from yax.core.trace import Tracer, bind, eager_trace, use_trace
 from yax.interpreters import lowering
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
-from yax.interpreters.batching import axis_size_of, batch_jaxpr, move_batch_axis, vmap_flat
+from yax.interpreters.batching import (
+    axis_size_of,
+    batch_jaxpr,
+    current_axis,
+    move_batch_axis,
+    vmap_flat,
+)
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.jvp import jvp_flat
 from yax.interpreters.rule_cache import cached
@@ -163,9 +169,10 @@ def _traced_jvp(rule: JVPRule, arg_avals, nonzero, out_avals):
 def _batched_call(call_jaxpr, size):
     """`call_jaxpr` batched along axis 0 of every input and output: (const-free jaxpr, consts)."""
     n_in, n_out = len(call_jaxpr.in_avals), len(call_jaxpr.out_avals)
-    return cached(("custom_call_batch", call_jaxpr, size),
+    axis_name = current_axis().axis_name  # collectives inside name it
+    return cached(("custom_call_batch", call_jaxpr, size, axis_name),
                   lambda: closure_convert(batch_jaxpr(call_jaxpr, size, [0] * n_in,
-                                                      [0] * n_out)[0]),
+                                                      [0] * n_out, axis_name=axis_name)[0]),
                   lambda v: v[1])
 
 

@@ -15,6 +15,8 @@ import contextvars
 
 import numpy as np
 
+from yax.core.avals import ShapedArray
+
 _bound: contextvars.ContextVar = contextvars.ContextVar("yax_mesh_axes", default=())
 
 
@@ -48,6 +50,51 @@ def find_mesh_axis(name) -> MeshAxis | None:
         if axis.axis_name == name:
             return axis
     return None
+
+
+# --- varying manual axes (vma): which mesh axes a value inside shard_map varies along ---------
+# A type-level fact, as jax's: an operation on values varying along some axes varies along all
+# of them; psum/pmax/pmin over an axis make it the same on every device along it; these others
+# make it vary along their axis (all_gather too: jax types its result as varying).
+
+REDUCING = frozenset({"psum", "pmax", "pmin"})
+VARYING = frozenset({"axis_index", "ppermute", "psum_scatter", "all_to_all", "all_gather"})
+
+
+def out_varying(prim_name: str, params, ins: frozenset, everything: frozenset) -> frozenset:
+    """The mesh axes an equation's outputs vary along, from the union `ins` of its inputs'."""
+    axis = params.get("axis_name")
+    if prim_name == "pvary":
+        return ins | frozenset(params["axes"])
+    if prim_name in REDUCING:
+        return ins - {axis}
+    if prim_name in VARYING:
+        return ins | {axis}
+    if prim_name == "shard_map":
+        return everything
+    return ins
+
+
+def vma_suffix(mesh, varying) -> str:
+    """`{V:i}` / `{V:(i,j)}` (mesh order), or '' for a value varying over no axis."""
+    names = [a for a in mesh.axis_names if a in varying]
+    if not names:
+        return ""
+    return f"{{V:{names[0]}}}" if len(names) == 1 else f"{{V:({','.join(names)})}}"
+
+
+class VaryingAval(ShapedArray):
+    """The type of a value inside a staged shard_map body that varies along mesh axes: a
+    ShapedArray (equal to, and hashed as, the plain one) printed with them, `f32[3]{V:i}`."""
+
+    __slots__ = ("suffix",)
+
+    def __init__(self, aval: ShapedArray, mesh, varying):
+        super().__init__(aval.shape, aval.dtype, aval.weak_type)
+        self.suffix = vma_suffix(mesh, varying)
+
+    def str_short(self) -> str:
+        return super().str_short() + self.suffix
 
 
 # --- lowering: replica groups and partition numbering ---------------------------------------

@@ -19,7 +19,7 @@ from yax.core.primitive import Primitive
 from yax.core.trace import bind, use_trace
 from yax.interpreters import lowering
 from yax.interpreters.ad_util import Zero, tangent_aval
-from yax.interpreters.batching import axis_size_of, batch_jaxpr
+from yax.interpreters.batching import axis_size_of, batch_jaxpr, current_axis
 from yax.interpreters.checkify import inline_checked
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.jvp import jvp_jaxpr
@@ -83,8 +83,9 @@ def _remat_transpose(cts, *args, jaxpr, policy, prevent_cse):
 
 def _remat_batch(args, dims, *, jaxpr, policy, prevent_cse):
     size = axis_size_of(args, dims)
-    batched, out_dims = cached(("remat_batch", jaxpr, tuple(dims), size),
-                               lambda: batch_jaxpr(jaxpr, size, list(dims)),
+    axis_name = current_axis().axis_name  # collectives inside name it
+    batched, out_dims = cached(("remat_batch", jaxpr, tuple(dims), size, axis_name),
+                               lambda: batch_jaxpr(jaxpr, size, list(dims), axis_name=axis_name),
                                lambda v: v[0].consts)
     return _bind_remat(batched, args, policy, prevent_cse), out_dims
 

@@ -26,6 +26,7 @@ from jaxlib.mlir import ir
 
 from yax import errors
 from yax.compile.when_eager import CompiledVariants
+from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from yax.core.primitive import Primitive
 from yax.core.trace import bind, use_trace
 from yax.interpreters import ad_util, batching, eager, lowering, mlir
@@ -143,16 +144,63 @@ def _binder(params: dict):
 def trace_body(fun, local_avals, mesh, name: str):
     """Trace `fun` (flat in, flat out) on per-device avals with the mesh axes bound; returns a
     const-free jaxpr and the captured values to pass as leading (replicated) operands."""
+    plain = [a.update() if isinstance(a, mesh_axes.VaryingAval) else a for a in local_avals]
     with mesh_axes.bind_mesh_axes(mesh):
-        closed = trace_to_jaxpr(fun, list(local_avals), name=name)
+        closed = trace_to_jaxpr(fun, plain, name=name)
     return closure_convert(closed)
 
 
+def with_vma(closed, in_varying, mesh):
+    """The traced body with jax's types: each value typed with the mesh axes it varies along
+    (`f32[3]{V:i}`), and a `pvary` where an operation mixes values varying along fewer axes
+    than its others (as jax inserts them). Values and derivatives are unchanged."""
+    everything = frozenset(mesh.axis_names)
+    jaxpr, env, eqns = closed.jaxpr, {}, []
+
+    def vma(atom):
+        return env.get(atom, frozenset()) if isinstance(atom, Var) else frozenset()
+
+    def typed(var, varying):
+        env[var] = varying
+        base = var.aval.update() if isinstance(var.aval, mesh_axes.VaryingAval) else var.aval
+        var.aval = mesh_axes.VaryingAval(base, mesh, varying) if varying else base
+
+    for var, varying in zip(jaxpr.invars, in_varying, strict=True):
+        typed(var, frozenset(varying))
+    for eqn in jaxpr.eqns:
+        ins = [vma(a) for a in eqn.inputs]
+        union = frozenset().union(*ins)
+        if _casts_operands(eqn) and any(v != union for v in ins):
+            inputs = []
+            for a, v in zip(eqn.inputs, ins):
+                if v != union:  # literals too, as jax
+                    cast = Var(a.aval)
+                    eqns.append(Eqn(coll.pvary_p, [a], {"axes": tuple(
+                        n for n in mesh.axis_names if n in union - v)}, [cast], eqn.source))
+                    typed(cast, union)
+                    a = cast
+                inputs.append(a)
+            eqn = eqn._replace(inputs=inputs)
+        eqns.append(eqn)
+        out = mesh_axes.out_varying(eqn.primitive.name, eqn.params, union, everything)
+        for var in eqn.outvars:
+            typed(var, out)
+    return ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, jaxpr.outvars), closed.consts)
+
+
+def _casts_operands(eqn) -> bool:
+    """An ordinary operation of two or more operands (jax's implicit pvary sites)."""
+    if len(eqn.inputs) < 2 or eqn.primitive.multiple_results:
+        return False
+    return not any(isinstance(v, (ClosedJaxpr, Jaxpr)) for v in eqn.params.values())
+
+
 def bind_shard_map(args, *, jaxpr, consts, mesh, in_specs, out_specs, check_vma, name):
-    replicated = (PartitionSpec(),) * len(consts)
-    return bind(shard_map_p, *consts, *args, jaxpr=jaxpr, mesh=mesh,
-                in_specs=replicated + tuple(in_specs), out_specs=tuple(out_specs),
-                check_vma=check_vma, name=name)
+    in_specs = (PartitionSpec(),) * len(consts) + tuple(in_specs)
+    if check_vma:  # jax's types in the body (printing), jax's pvary casts
+        jaxpr = with_vma(jaxpr, [s.axis_names() for s in in_specs], mesh)
+    return bind(shard_map_p, *consts, *args, jaxpr=jaxpr, mesh=mesh, in_specs=in_specs,
+                out_specs=tuple(out_specs), check_vma=check_vma, name=name)
 
 
 def _run_body(closed):

@@ -20,6 +20,7 @@ from yax.runtime.values import aval_of, canonical_leaf, to_array
 from yax.transforms.eager_compiled import (
     CompiledTapeVJP,
     cached_program,
+    calls_jit,
     compiled_forward,
     jaxpr_structure_key,
     replay,
@@ -48,6 +49,8 @@ def _tape_applies(p_leaves) -> bool:
 
 def _eager_vjp_flat(flat_fun, primals: list, unit_cotangent: bool):
     outs, tape_jaxpr, tape = record_tape(flat_fun, primals)
+    if calls_jit(tape_jaxpr.jaxpr):  # each jit call runs as its own programs, as in jax
+        return traced_vjp_flat(replay(tape_jaxpr.jaxpr, tape_jaxpr.consts), primals)
     structure = _reusable_structure(tape_jaxpr)
     speculated = (_speculative_grad(outs, tape_jaxpr, structure, primals)
                   if unit_cotangent else None)

@@ -25,6 +25,7 @@ from yax.interpreters.ad_util import Zero, tangent_aval
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.partial_eval import linearize_flat
 from yax.interpreters.transpose import UndefinedPrimal, backward_pass
+from yax.primitives.call import pjit_p
 from yax.runtime.array import Array
 from yax.runtime.values import to_array
 from yax.transforms.jit import jit
@@ -135,6 +136,14 @@ _programs = cache.new_cache("eager autodiff programs")
 _UNFUSED = {"xla_disable_hlo_passes": "fusion"}
 
 
+def calls_jit(jaxpr: Jaxpr) -> bool:
+    """Whether `jaxpr` calls a jitted function at its top level. jax runs such a call as its own
+    fused XLA program (and its derivative as two: the known part, then the transposed one),
+    between primitives run one at a time; one unfused program around it would round the call's
+    arithmetic differently, so eager autodiff runs such a program as jax does instead."""
+    return any(eqn.primitive is pjit_p for eqn in jaxpr.eqns)
+
+
 def _eager_jit(flat):
     """`flat` jitted for eager autodiff: unfused unless `config.eager_fusion` (read now) or
     XLA's legacy CPU emitters are forced (`--xla_cpu_use_fusion_emitters=false`, which the
@@ -155,7 +164,7 @@ def compiled_backward_pass(jaxpr: Jaxpr, consts, linear_avals, cts_out):
     not apply (a transformation is active, a value is not a concrete Array, a param compares
     by identity). Returns the same list `backward_pass` would (Zero where no cotangent
     arrived)."""
-    if not is_eager() or config.disable_jit:
+    if not is_eager() or config.disable_jit or calls_jit(jaxpr):
         return None
     if not all(type(c) is Array for c in consts):
         return None

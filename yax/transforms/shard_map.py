@@ -11,39 +11,54 @@ import functools
 
 from yax import errors, tree_util
 from yax.core.avals import aval_of_value
+from yax.core.trace import Tracer, is_eager
 from yax.interpreters.eval_jaxpr import eval_jaxpr
+from yax.primitives import mesh_axes
 from yax.primitives import shard_map as sm
-from yax.runtime.mesh import current_mesh
+from yax.runtime.mesh import AxisType, current_mesh
 from yax.runtime.named_sharding import NamedSharding, ShardingError
 from yax.runtime.partition_spec import PartitionSpec
 from yax.runtime.values import canonical_leaf
-
-# collectives after which a value is the same on every device along the named axis
-_REDUCING = {"psum", "pmax", "pmin", "all_gather"}
-# collectives after which it differs per device along the named axis
-_VARYING = {"axis_index", "ppermute", "psum_scatter", "all_to_all"}
+from yax.transforms import shard_map_eager
+from yax.transforms.api import device_put
+from yax.transforms.tracing import typeof
 
 
-def shard_map(f=None, *, mesh=None, in_specs=None, out_specs=None, check_vma: bool = True,
+class _Infer:
+    """The default of `in_specs`: read each argument's spec from its type (Explicit meshes)."""
+
+    def __repr__(self):
+        return "Infer"
+
+
+Infer = _Infer()
+
+
+def shard_map(f=None, *, out_specs, mesh=None, in_specs=Infer, check_vma: bool = True,
               check_rep: bool | None = None, axis_names=None):
     """Run `f` once per device of `mesh` on that device's blocks of the arguments.
 
     Args:
       f: the per-device function. Collectives (`lax.psum`, `all_gather`, `ppermute`, ...) over
         mesh axis names communicate between devices.
-      mesh: a `yax.sharding.Mesh` (default: the current `with mesh:` one).
+      mesh: a `yax.sharding.Mesh` (default: the current `with mesh:` / `set_mesh` one).
       in_specs: a PartitionSpec per argument (a pytree prefix of the arguments): dimension i of
         an argument is split over the mesh axes `spec[i]` names; the block `f` sees is divided
         accordingly. Axes the spec does not name: every device along them gets the same block.
+        Omitted: on a mesh of Explicit axes, each argument's spec is read from its type
+        (`typeof(x).sharding.spec`); given there, it must equal that spec.
       out_specs: a pytree prefix of the outputs: how the blocks `f` returns form each global
         output. Not naming a mesh axis claims the block is the same on every device along it.
+        None (or P()) for an output that is the same on every device.
       check_vma: check that claim (default True): an output that varies along a mesh axis its
         out spec omits raises an error (use psum/all_gather, or check_vma=False).
       check_rep: the older name of check_vma.
       axis_names: accepted for JAX compatibility; every mesh axis is manual here.
 
     Returns:
-      A function of global arrays returning global arrays.
+      A function of global arrays returning global arrays. Called outside any transformation
+      it runs eagerly, block by block (`print` in `f` shows every device's block); under jit,
+      grad, vmap, ... it is staged as one `shard_map` equation.
 
     Example:
       >>> mesh = yax.make_mesh((8,), ("i",))
@@ -56,17 +71,48 @@ def shard_map(f=None, *, mesh=None, in_specs=None, out_specs=None, check_vma: bo
     if f is None:
         return functools.partial(shard_map, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
                                  check_vma=check_vma, axis_names=axis_names)
-    if in_specs is None or out_specs is None:
-        raise errors.YaxError("shard_map needs in_specs= and out_specs= (PartitionSpecs, or "
-                              "pytree prefixes of the arguments/outputs made of them)")
 
     @functools.wraps(f)
     def wrapped(*args):
         the_mesh = mesh if mesh is not None else current_mesh()
         if the_mesh is None:
-            raise errors.YaxError("shard_map needs mesh= (or a current mesh: `with mesh:`)")
+            raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to "
+                             "enter into a mesh context")
+        if in_specs is Infer and not _all_explicit(the_mesh):
+            types = ", ".join(str(t) for t in the_mesh.axis_types)
+            raise TypeError("shard_map in_specs argument must be a pytree of "
+                            "`jax.sharding.PartitionSpec` instances, but it was `None` when "
+                            f"axis_names={frozenset(the_mesh.axis_names)} are of type {types}")
         return _apply(f, the_mesh, in_specs, out_specs, check_vma, args)
     return wrapped
+
+
+def _all_explicit(mesh) -> bool:
+    return all(t is AxisType.Explicit for t in mesh.axis_types)
+
+
+def _typed_spec(x, ndim: int) -> PartitionSpec:
+    spec = tuple(typeof(x).sharding.spec)
+    return PartitionSpec(*(spec + (None,) * (ndim - len(spec))))
+
+
+def _padded(spec, ndim: int) -> PartitionSpec:
+    spec = tuple(spec)
+    return PartitionSpec(*(spec + (None,) * (ndim - len(spec))))
+
+
+def _check_explicit_specs(leaves, avals, specs) -> None:
+    """On an Explicit mesh an argument's type fixes its spec: in_specs must agree with it."""
+    for x, aval, spec in zip(leaves, avals, specs):
+        have = _typed_spec(x, aval.ndim)
+        want = _padded(spec, aval.ndim)
+        if have != want:
+            raise ValueError(
+                f"in_specs passed to shard_map: {want} does not match the specs of the input: "
+                f"{have} for arg: {typeof(x)}. `in_specs` is an optional argument so you can "
+                "omit specifying it and shard_map will infer the in_specs from the arguments. "
+                "If you want to reshard your inputs, you can use `jax.reshard` on the arguments "
+                "and then pass those args to shard_map.")
 
 
 def _is_spec(x) -> bool:
@@ -93,17 +139,44 @@ def _paths(tree, root: str) -> list[str]:
     return [f"{root}{tree_util.keystr(p)}" for p, _ in tree_util.tree_flatten_with_path(tree)[0]]
 
 
-def _apply(f, mesh, in_specs, out_specs, check_vma, args):
-    name = getattr(f, "__name__", "shard_map")
-    args = tree_util.tree_map(canonical_leaf, args)
-    leaves, in_tree = tree_util.tree_flatten(args)
+def _spec_keys(specs, n_leaves_per_spec) -> list[str]:
+    """For each output leaf, the path of its entry in the out_specs prefix ('' for one spec)."""
+    if _is_spec(specs):
+        return [""] * n_leaves_per_spec[0]
+    keyed = tree_util.tree_flatten_with_path(specs, is_leaf=_is_spec)[0]
+    out = []
+    for (path, _), n in zip(keyed, n_leaves_per_spec):
+        out.extend([tree_util.keystr(path)] * n)
+    return out
+
+
+def _leaf_counts(specs, tree) -> list[int]:
+    if _is_spec(specs):
+        return [len(tree_util.tree_leaves(tree))]
+    prefix = tree_util.tree_structure(specs, is_leaf=_is_spec)
+    return [len(tree_util.tree_leaves(sub)) for sub in prefix.flatten_up_to(tree)]
+
+
+def _in_specs(in_specs, mesh, args, leaves, avals) -> list:
+    if in_specs is Infer:
+        return [_typed_spec(x, a.ndim) for x, a in zip(leaves, avals)]
     if isinstance(in_specs, tuple) and not isinstance(in_specs, PartitionSpec):
         if len(in_specs) != len(args):
             raise errors.YaxError(f"shard_map in_specs has {len(in_specs)} entries but the "
                                   f"function got {len(args)} arguments; give one per argument")
     specs = _broadcast_specs(in_specs, args, "in_specs")
-    paths = _paths(args, "args")
+    if _all_explicit(mesh):
+        _check_explicit_specs(leaves, avals, specs)
+    return specs
+
+
+def _apply(f, mesh, in_specs, out_specs, check_vma, args):
+    name = getattr(f, "__name__", "shard_map")
+    args = tree_util.tree_map(canonical_leaf, args)
+    leaves, in_tree = tree_util.tree_flatten(args)
     avals = [aval_of_value(x) for x in leaves]
+    specs = _in_specs(in_specs, mesh, args, leaves, avals)
+    paths = _paths(args, "args")
     local = []
     for aval, spec, path in zip(avals, specs, paths):
         sharding = NamedSharding(mesh, spec)
@@ -118,20 +191,45 @@ def _apply(f, mesh, in_specs, out_specs, check_vma, args):
         out_box.append((out, out_tree))
         return [canonical_leaf(o) for o in out_leaves]
 
+    if is_eager() and not any(isinstance(x, Tracer) for x in leaves):
+        return _apply_eager(flat_body, out_box, mesh, specs, out_specs, check_vma, leaves)
     body, consts = sm.trace_body(flat_body, local, mesh, name)
     out, out_tree = out_box[0]
-    o_specs = _broadcast_specs(out_specs, out, "out_specs")
-    o_paths = _paths(out, "output")
-    for aval, spec, path in zip(body.out_avals, o_specs, o_paths):
-        NamedSharding(mesh, spec).check_rank(aval.ndim, what=f"{path} (block {aval.shape})")
+    o_specs = _out_specs(out_specs, out, mesh, [a.ndim for a in body.out_avals],
+                         [a.shape for a in body.out_avals])
     if check_vma:
-        _check_vma(body, mesh, [PartitionSpec()] * len(consts) + specs, o_specs, o_paths)
+        _check_vma(body, mesh, [PartitionSpec()] * len(consts) + specs, o_specs, name,
+                   _spec_keys(out_specs, _leaf_counts(out_specs, out)))
     outs = sm.bind_shard_map(leaves, jaxpr=body, consts=consts, mesh=mesh, in_specs=specs,
                              out_specs=o_specs, check_vma=check_vma, name=name)
     return tree_util.tree_unflatten(out_tree, outs)
 
 
-def _check_vma(body, mesh, in_specs, out_specs, out_paths) -> None:
+def _out_specs(out_specs, out, mesh, ndims, shapes) -> list:
+    o_specs = _broadcast_specs(out_specs, out, "out_specs")
+    for ndim, shape, spec, path in zip(ndims, shapes, o_specs, _paths(out, "output")):
+        NamedSharding(mesh, spec).check_rank(ndim, what=f"{path} (block {shape})")
+    return o_specs
+
+
+def _apply_eager(flat_body, out_box, mesh, specs, out_specs, check_vma, leaves):
+    """Run the body now, block by block (see shard_map_eager), and assemble the outputs."""
+    results = shard_map_eager.run(flat_body, mesh, leaves, specs, check_vma)
+    out, out_tree = out_box[0]
+    o_specs = _out_specs(out_specs, out, mesh, [len(b) for _, _, b in results],
+                         [b for _, _, b in results])
+    if check_vma:
+        # as jax's eager path: the first failing output alone, named after jax's internal
+        # re-layout function
+        for (_, v, _), spec in zip(results, o_specs):
+            _raise_if_loose([frozenset(v)], mesh, [spec], "_rem_singleton", [""])
+    outs = [device_put(shard_map_eager.from_blocks(y, v, mesh, spec, block),
+                       NamedSharding(mesh, spec))
+            for (y, v, block), spec in zip(results, o_specs, strict=True)]
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _check_vma(body, mesh, in_specs, out_specs, fun_name, spec_keys) -> None:
     """Which mesh axes each value varies over, forwards through the body (the one jaxpr walk,
     `eval_jaxpr`, with sets of axis names for values); every output must be the same along the
     mesh axes its out spec omits."""
@@ -142,28 +240,44 @@ def _check_vma(body, mesh, in_specs, out_specs, out_paths) -> None:
         return x if isinstance(x, frozenset) else nothing
 
     def on_eqn(eqn, ins):
-        ins = nothing.union(*map(axes, ins))
-        prim = eqn.primitive.name
-        axis = eqn.params.get("axis_name")
-        if prim in _REDUCING:
-            out = ins - {axis}
-        elif prim in _VARYING:
-            out = ins | {axis}
-        elif prim == "shard_map":
-            out = everything
-        else:
-            out = ins
+        out = mesh_axes.out_varying(eqn.primitive.name, eqn.params,
+                                    nothing.union(*map(axes, ins)), everything)
         return [out] * len(eqn.outvars)
     jaxpr = body.jaxpr
     outs = eval_jaxpr(jaxpr, [nothing] * len(jaxpr.constvars),
                       [frozenset(spec.axis_names()) for spec in in_specs], on_eqn=on_eqn)
-    for varies, spec, path in zip(outs, out_specs, out_paths):
+    _raise_if_loose([axes(v) for v in outs], mesh, out_specs, fun_name, spec_keys)
+
+
+def _raise_if_loose(varying, mesh, out_specs, fun_name, spec_keys) -> None:
+    """jax's out-spec error when an output varies along a mesh axis its spec omits."""
+    msgs, seen = [], set()
+    for vma, spec, key in zip(varying, out_specs, spec_keys, strict=True):
         claimed = set(spec.axis_names())
-        loose = sorted(axes(varies) - claimed, key=mesh.axis_names.index)
-        if loose:
-            raise ShardingError(
-                f"shard_map: {path} varies over mesh axis {loose[0]!r}, but out_specs {spec} "
-                f"claims it is the same on every device along {loose[0]!r}. Reduce it first "
-                f"(lax.psum / lax.pmean / lax.all_gather over {loose[0]!r}), name the axis in "
-                f"the out spec (e.g. P({loose[0]!r})) to keep the blocks, or pass "
-                f"check_vma=False if you know the blocks are equal.")
+        if not vma - claimed or key in seen:
+            continue
+        seen.add(key)
+        unmentioned = [a for a in mesh.axis_names if a not in claimed]
+        if len(unmentioned) > 1:
+            need = ",".join(a for a in mesh.axis_names if a in claimed)
+            got = ",".join(a for a in mesh.axis_names if a in vma)
+            diff = ",".join(a for a in unmentioned if a in vma)
+            msgs.append(f"* out_specs{key} is {spec} which implies that the corresponding "
+                        f"output value is only varying across mesh axes {{{need}}} and not "
+                        f"{{{diff}}}, but it was inferred to be possibly varying over {{{got}}}")
+        else:
+            msgs.append(f"* out_specs{key} is {spec} which implies that the corresponding "
+                        f"output value is replicated across mesh axis '{unmentioned[0]}', but "
+                        f"could not infer replication over any axes")
+    if not msgs:
+        return
+    if len(msgs) == 1:
+        msgs = [msgs[0][2:]]
+    raise ShardingError(
+        f"shard_map applied to the function '{fun_name}' was given out_specs which require "
+        f"replication which can't be statically inferred given the mesh:\n\n"
+        f"The mesh given has shape {tuple(mesh.shape.values())} with corresponding axis names "
+        f"{tuple(mesh.axis_names)}.\n\n" + "\n\n".join(msgs) + "\n\n"
+        "Check if these output values are meant to be replicated over those mesh axes. If "
+        "not, consider revising the corresponding out_specs entries. If so, consider "
+        "disabling the check by passing the check_vma=False argument to `jax.shard_map`.")

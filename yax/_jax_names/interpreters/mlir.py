@@ -42,9 +42,9 @@ def _adapt_lower(primitive: Primitive, rule):
 lowerings = RuleRegistry("lower", _adapt_lower)
 
 
-def register_lowering(primitive: Primitive, rule, platform: str | None = None):
+def register_lowering(primitive: Primitive, rule, platform: str | None = None) -> None:
     """Set `primitive`'s lowering. A rule for one platform only is used on that platform; the
-    primitive's other lowering (if any) stays for the others."""
+    primitive's other lowering (if any) stays for the others. Returns None, as jax's."""
     if platform is not None and lowerings.get(primitive) is not None:
         general = primitive.lower
 
@@ -52,9 +52,8 @@ def register_lowering(primitive: Primitive, rule, platform: str | None = None):
             chosen = rule if ctx.platform == platform else general
             return _adapt_lower(primitive, chosen)(ctx, *operands, **params)
         primitive.define(lower=by_platform)
-        return rule
+        return
     lowerings[primitive] = rule
-    return rule
 
 
 def lower_fun(fun, multiple_results: bool = True):

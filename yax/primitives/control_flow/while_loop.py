@@ -153,11 +153,12 @@ def _while_partial_eval(trace, args, params):
 
 # --- batching ----------------------------------------------------------------------------------
 
-def _batched_carry_fixpoint(body_jaxpr, size, bconst_dims, carry_b) -> list[bool]:
+def _batched_carry_fixpoint(body_jaxpr, size, bconst_dims, carry_b, axis_name) -> list[bool]:
     """A carry is batched if it starts so or the body makes it so on some iteration."""
     while True:
         dims = [0 if b else None for b in carry_b]
-        _, out_dims = batching.batch_jaxpr(body_jaxpr, size, bconst_dims + dims)
+        _, out_dims = batching.batch_jaxpr(body_jaxpr, size, bconst_dims + dims,
+                                           axis_name=axis_name)
         new = [b or d is not None for b, d in zip(carry_b, out_dims, strict=True)]
         if new == carry_b:
             return carry_b
@@ -168,15 +169,20 @@ def _while_batch(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     size = batching.axis_size_of(args, dims)
     cconsts, bconsts, init = _split(args, cond_nconsts, body_nconsts)
     cdims, bdims, idims = _split(dims, cond_nconsts, body_nconsts)
-    carry_b = _batched_carry_fixpoint(body_jaxpr, size, bdims, [d is not None for d in idims])
+    axis_name = batching.current_axis().axis_name  # collectives inside name it
+    carry_b = _batched_carry_fixpoint(body_jaxpr, size, bdims, [d is not None for d in idims],
+                                      axis_name)
     carry_dims = [0 if b else None for b in carry_b]
-    _, (pred_dim,) = batching.batch_jaxpr(cond_jaxpr, size, cdims + carry_dims)
+    _, (pred_dim,) = batching.batch_jaxpr(cond_jaxpr, size, cdims + carry_dims,
+                                          axis_name=axis_name)
     if pred_dim is not None:  # lanes stop at different iterations: every carry is per lane
         carry_b, carry_dims = [True] * len(init), [0] * len(init)
     init = [batching.move_batch_axis(x, d, 0, size) if b else x
             for x, d, b in zip(init, idims, carry_b, strict=True)]
-    body_b, _ = batching.batch_jaxpr(body_jaxpr, size, bdims + carry_dims, carry_dims)
-    cond_b, _ = batching.batch_jaxpr(cond_jaxpr, size, cdims + carry_dims, [pred_dim])
+    body_b, _ = batching.batch_jaxpr(body_jaxpr, size, bdims + carry_dims, carry_dims,
+                                     axis_name=axis_name)
+    cond_b, _ = batching.batch_jaxpr(cond_jaxpr, size, cdims + carry_dims, [pred_dim],
+                                     axis_name=axis_name)
     if pred_dim is None:
         cond_b, cc = closure_convert(cond_b)
         body_b, bc = closure_convert(body_b)

@@ -182,6 +182,14 @@ def test_jit_ref_arguments_eager_equals_jit_and_in_place():
     np.testing.assert_allclose(np.asarray(x_ref[...]), np.sin(np.sin(np.arange(3.))), rtol=1e-6)
 
 
+def test_jit_reading_a_ref_leaves_it_as_it_is():
+    def prog(jx, np_):
+        r, s = jx.new_ref(0.), jx.new_ref(np_.ones(()))
+        f = jx.jit(lambda r: r[...] + s[...])
+        return [float(f(r)), float(f(r)), repr(r), repr(s)]
+    same(prog)
+
+
 def test_jit_inside_jit_threads_refs_to_the_outer_caller():
     def prog(jx, np_):
         r = jx.new_ref(np_.zeros(2))

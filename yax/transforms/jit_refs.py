@@ -43,7 +43,9 @@ class RefInfo:
     def __init__(self, is_ref):
         self.is_ref = is_ref
         self.boxes = []
+        self.inputs = []
         self.captured = []
+        self.written = []  # per Ref (arguments', then captured), whether the function wrote it
 
 
 def enter(flat_args, avals):
@@ -52,6 +54,7 @@ def enter(flat_args, avals):
     info = RefInfo(is_ref)
     ref_state.allow_refs(current_trace())
     args, info.boxes = ref_state.box_args(list(flat_args), is_ref)
+    info.inputs = [b._value for b in info.boxes]
     return args, info
 
 
@@ -84,22 +87,28 @@ def leave(fn, info: RefInfo, out_leaves, outer_leaves, in_tree, static_pos) -> l
                 f"when tracing {fn.name} at {fn.where()} for jit, a mutable array reference of "
                 f"type {r.ref_type} was both closed over and passed as the argument {names[k]}")
     info.captured = captured
-    return list(out_leaves) + [ref_state.read(b) for b in info.boxes] + list(values)
+    finals = [ref_state.read(b) for b in info.boxes] + list(values)
+    written_captured = {id(r) for r in ref_state.written(trace)}
+    info.written = ([v is not x for v, x in zip(finals, info.inputs)]
+                    + [id(r) in written_captured for r in captured])
+    # only the Refs it wrote come back (and are donated): the others keep their buffers
+    return list(out_leaves) + [v for v, w in zip(finals, info.written) if w]
 
 
 class RefEntry(Entry):
     """An entry whose program threads Refs: its outputs are (outputs, the Refs' new values)."""
 
-    __slots__ = ("ref_positions", "captured", "real_tree")
+    __slots__ = ("ref_positions", "captured", "real_tree", "written")
     has_refs = True
 
     def __init__(self, jaxpr, consts, out_tree, donated, placement, info: RefInfo, real_tree):
         self.ref_positions = [i for i, r in enumerate(info.is_ref) if r]
         self.captured = info.captured
         self.real_tree = real_tree
+        self.written = info.written
         n = len(info.is_ref)
-        donated = tuple(sorted(set(donated) | set(self.ref_positions)
-                               | set(range(n, n + len(self.captured)))))
+        positions = self.ref_positions + list(range(n, n + len(self.captured)))
+        donated = tuple(sorted(set(donated) | {p for p, w in zip(positions, self.written) if w}))
         super().__init__(jaxpr, consts, out_tree, donated, placement)
 
     def _inputs(self, leaves):
@@ -111,7 +120,7 @@ class RefEntry(Entry):
 
     def _finish(self, outs, refs):
         real, new_values = outs
-        for r, v in zip(refs, new_values, strict=True):
+        for r, v in zip([r for r, w in zip(refs, self.written) if w], new_values, strict=True):
             ref_state.write(r, v)
         return real
 
@@ -130,7 +139,7 @@ def make_entry(converted, consts, out_tree, donated, placement, info: RefInfo) -
     """A RefEntry when the traced function used Refs across its boundary, else an Entry."""
     if not any(info.is_ref) and not info.captured:
         return Entry(converted, consts, out_tree, donated, placement)
-    n_new = len(info.boxes) + len(info.captured)
+    n_new = sum(info.written)
     leaf = tree_util.tree_structure(0)
     both = tree_util.treedef_tuple([out_tree, tree_util.treedef_tuple([leaf] * n_new)])
     return RefEntry(converted, consts, both, donated, placement, info, out_tree)

@@ -182,11 +182,16 @@ def test_jit_ref_arguments_eager_equals_jit_and_in_place():
     np.testing.assert_allclose(np.asarray(x_ref[...]), np.sin(np.sin(np.arange(3.))), rtol=1e-6)
 
 
-def test_jit_reading_a_ref_leaves_it_as_it_is():
+def test_jit_and_loops_reading_a_ref_leave_it_as_it_is():
     def prog(jx, np_):
         r, s = jx.new_ref(0.), jx.new_ref(np_.ones(()))
         f = jx.jit(lambda r: r[...] + s[...])
-        return [float(f(r)), float(f(r)), repr(r), repr(s)]
+        out = [float(f(r)), float(f(r)), repr(r), repr(s)]
+        q = jx.new_ref(2.)
+        ys = jx.lax.scan(lambda c, x: (c, x * q[...]), 0., np_.arange(3.))[1]
+        z = jx.lax.cond(True, lambda: q[...], lambda: -q[...])
+        w = jx.lax.while_loop(lambda i: i < q[...], lambda i: i + 1., 0.)
+        return out + [np.asarray(ys).tolist(), float(z), float(w), repr(q)]
     same(prog)
 
 

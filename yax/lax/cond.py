@@ -21,7 +21,7 @@ from yax.errors import BranchOutputMismatchError, CondPredicateError  # noqa: F4
 from yax.interpreters import ref_state
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import captures_tracer, trace_cached
-from yax.lax._refs import ref_operands, stale, write_back
+from yax.lax._refs import ref_operands, stale, write_back, written_ids
 from yax.lax.elementwise import clamp, convert_element_type
 from yax.primitives.control_flow.cond import cond_p, join_branch_consts
 from yax.runtime.values import as_operand
@@ -115,7 +115,7 @@ def _bind(index, leaves, traced):
     outs = bind(cond_p, index, *consts, *leaves, branches=branches)
     refs = traced[0][2]
     n = len(outs) - len(refs)
-    write_back(refs, outs[n:])
+    write_back(refs, outs[n:], frozenset().union(*(t[3] for t in traced)))
     return tree_util.tree_unflatten(traced[0][1], outs[:n])
 
 
@@ -137,7 +137,7 @@ def _trace_branch(fun, in_tree, avals, refs=()):
             out = fun(*tree_util.tree_unflatten(in_tree, list(xs)))
             out_leaves, out_tree = tree_util.tree_flatten(out)
             captured, values = ref_state.captured_values(current_trace())
-            box.append((out_tree, captured))
+            box.append((out_tree, captured, written_ids()))
             return [as_operand(o) for o in out_leaves] + values
         closed = trace_to_jaxpr(flat_fun, list(avals), name=getattr(fun, "__name__", "branch"))
         return (closed, *box[0])
@@ -147,8 +147,8 @@ def _trace_branch(fun, in_tree, avals, refs=()):
 
 
 def _check_outputs(what, traced, names) -> None:
-    (first, tree0, _), name0 = traced[0], names[0]
-    for (closed, tree, _), name in zip(traced[1:], names[1:]):
+    (first, tree0, *_), name0 = traced[0], names[0]
+    for (closed, tree, *_), name in zip(traced[1:], names[1:]):
         same = tree == tree0 and [(a.shape, a.dtype) for a in closed.out_avals] == [
             (a.shape, a.dtype) for a in first.out_avals]
         if not same:

@@ -15,7 +15,7 @@ from yax.errors import LoopBoundsError, ScanCarryError, ScanLengthError  # noqa:
 from yax.interpreters import ref_state
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached
-from yax.lax._refs import ref_operands, stale, write_back
+from yax.lax._refs import ref_operands, stale, write_back, written_ids
 from yax.lax._util import describe_function as _describe
 from yax.lax._util import python_scalar_as
 from yax.lax.collectives import check_carry_vma
@@ -54,7 +54,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, checkpoint=N
     length = _scan_length(x_ops, x_tree, length)
     x_avals = [_aval(x).update(shape=_aval(x).shape[1:]) for x in x_ops]
     body, consts, y_tree, carry_ops = _settled_body(f, carry_tree, x_tree, carry_ops, x_avals)
-    body, refs = body
+    body, refs, written = body
     n = len(carry_ops)
     if refs:  # closed-over Refs: extra carries, written back after the loop
         carry_ops = carry_ops + ref_operands(refs)
@@ -71,7 +71,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, checkpoint=N
                            num_carry=len(carry_ops),
                            linear=(False,) * (len(consts) + len(carry_ops) + len(x_ops)),
                            unroll=int(unroll))
-    write_back(refs, outs[n:n + len(refs)])
+    write_back(refs, outs[n:n + len(refs)], written)
     return (tree_util.tree_unflatten(carry_tree, outs[:n]),
             tree_util.tree_unflatten(y_tree, outs[n + len(refs):]))
 
@@ -83,12 +83,14 @@ def _settled_body(f, carry_tree, x_tree, carry_ops, x_avals):
     traced again. Returns (body, consts, y_tree, carry operands)."""
     for _ in range(3):
         carry_avals = [_aval(c) for c in carry_ops]
-        body, consts, (y_tree, refs) = _traced_body(f, carry_tree, x_tree, carry_avals, x_avals)
+        body, consts, (y_tree, refs, written) = _traced_body(f, carry_tree, x_tree,
+                                                             carry_avals, x_avals)
         out_avals = body.out_avals[:len(carry_avals)]
         if all(a.strip_weak_type() == o.strip_weak_type() for a, o in zip(carry_avals, out_avals)):
             # only weak types differ (a weak init the body makes strong): as JAX, keep this
             # body, traced with the weak carry (JAX's types match ignoring weak types)
-            return (_refs_as_carry(body, len(consts), len(carry_avals), refs), refs), consts, \
+            return (_refs_as_carry(body, len(consts), len(carry_avals), refs), refs,
+                    written), consts, \
                 y_tree, carry_ops
         carry_ops = [c if a == o else _convert_keep_weak(c, o.dtype, o.weak_type)
                      for c, a, o in zip(carry_ops, carry_avals, out_avals)]
@@ -183,7 +185,7 @@ def _flat_body(f, carry_tree, x_tree, carry_avals, box):
         new_carry = [_fit_carry(o, a, f, i) for i, (o, a) in enumerate(zip(leaves, carry_avals))]
         y_leaves, y_tree = tree_util.tree_flatten(out[1])
         refs, ref_values = ref_state.captured_values(current_trace())
-        box.append((y_tree, refs))
+        box.append((y_tree, refs, written_ids()))
         return new_carry + [as_operand(y) for y in y_leaves] + ref_values
     return flat
 

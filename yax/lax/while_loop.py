@@ -13,7 +13,7 @@ from yax.errors import LoopBoundsError, WhileLoopBodyError, WhileLoopPredicateEr
 from yax.interpreters import ref_state
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached
-from yax.lax._refs import ref_operands, stale, write_back
+from yax.lax._refs import ref_operands, stale, write_back, written_ids
 from yax.lax._util import describe_function as _describe
 from yax.lax._util import python_scalar_as
 from yax.lax.elementwise import _convert_keep_weak, lt, select
@@ -49,18 +49,19 @@ def while_loop(cond_fun, body_fun, init_val, *, max_steps: int | None = None):
         return _bounded_while(cond_fun, body_fun, init_val, max_steps)
     leaves, tree = tree_util.tree_flatten(init_val)
     init = [as_operand(x) for x in leaves]
-    body, bconsts, init, brefs = _body_jaxpr(body_fun, tree, init)
+    body, bconsts, init, (brefs, written) = _body_jaxpr(body_fun, tree, init)
+    body_written = [written]
     avals = [_aval(x) for x in init]
-    cond, cconsts, crefs = _cond_jaxpr(cond_fun, tree, avals)
+    cond, cconsts, (crefs, _) = _cond_jaxpr(cond_fun, tree, avals)
     refs = ref_state.union_of([brefs, crefs])
     if refs:  # Refs closed over: carried after the carry, by the body and the cond alike
         if brefs != refs:
-            body, bconsts, init, _ = _body_jaxpr(body_fun, tree, init, refs)
+            body, bconsts, init, (_, body_written[0]) = _body_jaxpr(body_fun, tree, init, refs)
         if crefs != refs:
             cond, cconsts, _ = _cond_jaxpr(cond_fun, tree, avals, refs)
     outs = bind(while_p, *cconsts, *bconsts, *init, *ref_operands(refs), cond_jaxpr=cond,
                 body_jaxpr=body, cond_nconsts=len(cconsts), body_nconsts=len(bconsts))
-    write_back(refs, outs[len(init):])
+    write_back(refs, outs[len(init):], body_written[0])
     return tree_util.tree_unflatten(tree, outs[:len(init)])
 
 
@@ -85,7 +86,7 @@ def _traced(fun, kind: str, tree, avals, trace, refs=()):
     see traced_cache. `refs`: the Refs the traced function takes as inputs after the carry."""
     key = (tree, tuple(avals), tuple(id(r) for r in refs))
     hit = trace_cached(f"while {kind}", fun, key, trace, closure_converted=True)
-    if stale(hit[2]):  # it closed over a Ref of a transformation that has finished
+    if stale(hit[2][0]):  # it closed over a Ref of a transformation that has finished
         hit = trace_cached(f"while {kind}", fun, key, trace, closure_converted=True,
                            cacheable=False)
     return hit
@@ -109,7 +110,7 @@ def _flat_cond(cond_fun, tree, refs, box):
             raise errors.EffectInWhileCondError(
                 f"while_loop: cond_fun {_describe(cond_fun)} writes a Ref; the condition may "
                 f"only read Refs (write them in body_fun)")
-        box.append(captured)
+        box.append((captured, frozenset()))
         leaves = tree_util.tree_leaves(out)
         aval = _aval(as_operand(leaves[0])) if len(leaves) == 1 else None
         if aval is None or aval.shape != () or aval.dtype != dtypes.bool_:
@@ -135,9 +136,9 @@ def _body_jaxpr(body_fun, tree, init, refs=()):
         def trace():
             flat = _flat_body(body_fun, tree, avals, promote, refs, box)
             return trace_to_jaxpr(flat, avals, name="while_body"), box[0]
-        body, consts, captured = _traced(body_fun, "body", tree, avals, trace, refs)
+        body, consts, (captured, written) = _traced(body_fun, "body", tree, avals, trace, refs)
         if body.out_avals[:len(avals)] == avals or not promote:
-            return body, consts, init, captured
+            return body, consts, init, (captured, written)
         init = [_convert_keep_weak(x, *promote[i]) if i in promote else x
                 for i, x in enumerate(init)]
     raise AssertionError("while_loop: carry types did not settle")  # promotion is monotone
@@ -154,7 +155,7 @@ def _flat_body(body_fun, tree, avals, promote, refs, box):
                 f"{tree} but returned {out_tree}. Return a value of the same structure as "
                 f"init_val.")
         captured, values = ref_state.captured_values(current_trace())
-        box.append(captured)
+        box.append((captured, written_ids()))
         return [_fit(as_operand(o), a, i, body_fun, promote)
                 for i, (o, a) in enumerate(zip(leaves, avals))] + values
     return flat

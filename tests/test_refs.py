@@ -278,6 +278,16 @@ def test_vmap_of_ref_arguments():
     same(prog)
 
 
+def test_vmap_refuses_one_ref_twice_as_jax():
+    def prog(jx, np_):
+        r = jx.new_ref(np_.zeros(3))
+
+        def f(a, b):
+            a[...] += 1.
+        return message(lambda *_: jx.vmap(f)(r, r))(jx, np_)
+    assert "appeared at both a and b" in same(prog)
+
+
 def test_vmap_loop_equivalence():
     def body(x, r):
         r[...] += x * 2

@@ -7,11 +7,13 @@ in the output), or pytree prefixes of the arguments/outputs giving one of those 
 from __future__ import annotations
 
 import functools
+import inspect
 
 from yax import errors, tree_util
 from yax.core.avals import aval_of_value
 from yax.interpreters import ref_state
 from yax.interpreters.batching import move_batch_axis, not_mapped, vmap_flat
+from yax.interpreters.staging import _flat_arg_names
 from yax.lax.reductions import reduce_sum
 from yax.runtime.values import canonical_leaf
 
@@ -83,7 +85,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         dims = [_normalize_axis(a, av.ndim, p, "in_axes")
                 for a, av, p in zip(axes, avals, paths)]
         size = _axis_size(avals, dims, paths, axis_size)
-        refs = _RefArgs(leaves, dims, getattr(fun, "__name__", "fun"))
+        refs = _RefArgs(leaves, dims, fun, args)
         out_box = []
 
         def flat(*xs):
@@ -106,10 +108,15 @@ class _RefArgs:
     inside in a Ref of the batch trace, and its final value is an extra output written back;
     an unbatched one (in_axes None) is used as it is, so a vmapped write to it is an error."""
 
-    def __init__(self, leaves, dims, name: str):
+    def __init__(self, leaves, dims, fun, args):
         self.positions = [i for i, x in enumerate(leaves) if isinstance(x, ref_state.Ref)]
         if self.positions:
-            ref_state.check_no_duplicates(leaves, name, "vmap", "vmap")
+            code = getattr(inspect.unwrap(fun), "__code__", None)
+            where = f"{code.co_filename}:{code.co_firstlineno}" if code else "unknown location"
+            tree = tree_util.tree_structure((tuple(args), {}))
+            names = [n for n, _ in _flat_arg_names((fun, tree, set()), len(leaves))]
+            ref_state.check_no_duplicates(leaves, getattr(fun, "__name__", "fun"), where,
+                                          "vmap", names)
         self.leaves = leaves
         self.batched = [i for i in self.positions if dims[i] is not None]
         self.dims = [dims[i] for i in self.batched]

@@ -75,3 +75,5 @@ from yax._jax_names.toplevel import (  # noqa: E402,F401
     print_environment_info,
     process_indices,
 )
+from yax import ref  # noqa: E402,F401  (mutable array references)
+from yax.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402,F401

@@ -22,7 +22,7 @@ _SAME_NAME = (
     "scipy.fft", "scipy.integrate", "extend.lowering", "dlpack", "experimental.pjit",
     "profiler", "custom_batching", "experimental.multihost_utils",
     "experimental.profiler", "scipy.cluster", "scipy.cluster.vq",
-    "scipy.interpolate",
+    "scipy.interpolate", "ref",
 )
 
 _STATS = (

@@ -109,6 +109,23 @@ class YaxError(Exception):
         super().__init__(f"{message}\n  at {format_location(self.location)}")
 
 
+class RefError(YaxError, ValueError):
+    """A misuse of a mutable array reference (yax.new_ref). Its message is JAX's, which already
+    names the traced function and its line where one is involved, so no location is appended."""
+
+    def __init__(self, message: str, location=None):
+        self.location = location if location is not None else user_location()
+        self.bare_message = message
+        Exception.__init__(self, message)
+
+
+class RefTransformError(YaxError):
+    """A Ref written with a value of a transformation that does not own it (a vmapped value
+    into an unbatched Ref, a differentiated one into a plain Ref): a plain Exception, as jax's."""
+
+    __init__ = RefError.__init__
+
+
 class JAXTypeError(YaxError, TypeError):
     """The base of the type errors jax documents in `jax.errors` (concretization, leaked tracers,
     key reuse): a `TypeError`, so `except TypeError` still catches them."""

@@ -200,6 +200,9 @@ def _jaxpr_doc(jaxpr: Jaxpr, name: _Namer):
 
 
 def _eqn_doc(eqn: Eqn, name: _Namer, used: set):
+    custom = getattr(eqn.primitive, "pp_eqn", None)
+    if custom is not None:  # a primitive printed in its own syntax (a Ref's `b <- a[1]`)
+        return pp.Text(custom(eqn, name, used))
     outs = pp.Nest(2, _binders(name, eqn.outvars, used))  # as jax: wrapped results indent 2
     prim = eqn.primitive.name
     shown = param_display.shown_params(prim, eqn.params, [v.aval for v in eqn.outvars])

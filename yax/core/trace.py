@@ -65,6 +65,12 @@ class Trace:
         None when this trace does not know (only staging traces record it)."""
         return None
 
+    def lower_value(self, x):
+        """`x`, one of this trace's tracers, as a value of the enclosing trace when it carries
+        nothing of this transformation (a stopped gradient), else None. Lets a mutable array
+        reference from outside the transformation be written with it (yax.ref)."""
+        return None
+
     def check_foreign(self, x: Tracer) -> None:
         """A tracer that is not ours must belong to an enclosing, still active trace."""
         trace = x._trace

@@ -40,6 +40,8 @@ class EvalTrace(Trace):
         return apply_primitive(primitive, arrays, params)
 
     def _to_array(self, x) -> Array:
+        if getattr(type(x), "passes_as_operand", False):
+            return x  # an object primitives take as it is (a Ref, for the staged Ref equations)
         if type(x) is TypedScalar and x.array is not None and backend.device_override() is None:
             return x.array  # a constant already on the (usual) default device
         if isinstance(x, Tracer):

@@ -23,6 +23,7 @@ class PartialEvalTrace(StagingTrace):
     name = "partial evaluation (linearize/grad)"
     linearizes = True  # a JVP tracer whose tangent lives here prints as jax's GradTracer
     passes_custom_calls = True
+    defers = False  # stages only tangents: primal Ref writes happen as the function runs
 
     def is_unknown(self, x) -> bool:
         return isinstance(x, StagingTracer) and x._trace is self

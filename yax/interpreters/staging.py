@@ -117,6 +117,16 @@ def _source_info() -> SourceInfo | None:
 
 class StagingTrace(Trace):
     name = "staging (jit/make_jaxpr)"
+    # Refs this trace captured (ref_state.allow_refs; None: its caller cannot thread refs)
+    ref_values: dict | None = None
+    ref_inputs: dict | None = None
+    ref_order: list | None = None
+    # whether the staged program runs later (jit, control flow), not now as it is traced (the
+    # tangent programs of differentiation): a Ref write seen now would then be misplaced
+    defers = True
+    # whether Refs are staged as values of type Ref{...} with get/swap equations (make_jaxpr
+    # shows them so, as jax) instead of their values being threaded (ref_state.allow_refs)
+    stages_refs = False
 
     def __init__(self, parent: Trace):
         super().__init__(parent)

@@ -16,10 +16,12 @@ import numpy as np
 from yax import errors, tree_util
 from yax.core import dtypes
 from yax.core.avals import TypedScalar, aval_of_value
-from yax.core.trace import Tracer, bind
+from yax.core.trace import Tracer, bind, current_trace
 from yax.errors import BranchOutputMismatchError, CondPredicateError  # noqa: F401  (re-exported)
+from yax.interpreters import ref_state
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import captures_tracer, trace_cached
+from yax.lax._refs import ref_operands, stale, write_back, written_ids
 from yax.lax.elementwise import clamp, convert_element_type
 from yax.primitives.control_flow.cond import cond_p, join_branch_consts
 from yax.runtime.values import as_operand
@@ -100,14 +102,21 @@ def _trace_all(what, funs, operands, names):
     leaves = [as_operand(x) for x in leaves]
     avals = tuple(aval_of_value(x) for x in leaves)
     traced = [_trace_branch(f, in_tree, avals) for f in funs]
+    refs = ref_state.union_of(t[2] for t in traced)
+    if refs:  # Refs closed over: every branch takes and returns all of them, in one order
+        traced = [t if t[2] == refs else _trace_branch(f, in_tree, avals, refs)
+                  for f, t in zip(funs, traced, strict=True)]
     _check_outputs(what, traced, names)
-    return leaves, traced
+    return leaves + ref_operands(refs), traced
 
 
 def _bind(index, leaves, traced):
-    branches, consts = _joined(tuple(c for c, _ in traced))
+    branches, consts = _joined(tuple(t[0] for t in traced))
     outs = bind(cond_p, index, *consts, *leaves, branches=branches)
-    return tree_util.tree_unflatten(traced[0][1], outs)
+    refs = traced[0][2]
+    n = len(outs) - len(refs)
+    write_back(refs, outs[n:], frozenset().union(*(t[3] for t in traced)))
+    return tree_util.tree_unflatten(traced[0][1], outs[:n])
 
 
 # --- tracing branches, with a cache so eager loops do not retrace and recompile -----------------
@@ -116,24 +125,30 @@ _joined_cache: collections.OrderedDict = collections.OrderedDict()
 _JOINED_CACHE_SIZE = 128
 
 
-def _trace_branch(fun, in_tree, avals):
-    """(closed jaxpr over the flat operands, output treedef) of `fun`, traced once per types."""
+def _trace_branch(fun, in_tree, avals, refs=()):
+    """(closed jaxpr over the flat operands, output treedef, Refs it closes over) of `fun`,
+    traced once per types. The Refs' values are trailing inputs and outputs; `refs`: take
+    these, in this order (others it uses follow)."""
     def trace():
         box = []
 
         def flat_fun(*xs):
+            ref_state.enter_body(refs)
             out = fun(*tree_util.tree_unflatten(in_tree, list(xs)))
             out_leaves, out_tree = tree_util.tree_flatten(out)
-            box.append(out_tree)
-            return [as_operand(o) for o in out_leaves]
+            captured, values = ref_state.captured_values(current_trace())
+            box.append((out_tree, captured, written_ids()))
+            return [as_operand(o) for o in out_leaves] + values
         closed = trace_to_jaxpr(flat_fun, list(avals), name=getattr(fun, "__name__", "branch"))
-        return closed, box[0]
-    return trace_cached("cond branch", fun, (in_tree, avals), trace)
+        return (closed, *box[0])
+    key = (in_tree, avals, tuple(id(r) for r in refs))
+    hit = trace_cached("cond branch", fun, key, trace)
+    return trace_cached("cond branch", fun, key, trace, cacheable=False) if stale(hit[2]) else hit
 
 
 def _check_outputs(what, traced, names) -> None:
-    (first, tree0), name0 = traced[0], names[0]
-    for (closed, tree), name in zip(traced[1:], names[1:]):
+    (first, tree0, *_), name0 = traced[0], names[0]
+    for (closed, tree, *_), name in zip(traced[1:], names[1:]):
         same = tree == tree0 and [(a.shape, a.dtype) for a in closed.out_avals] == [
             (a.shape, a.dtype) for a in first.out_avals]
         if not same:
@@ -155,7 +170,7 @@ def _leaf_differences(a, b, same_tree: bool) -> str:
 
 
 def _describe(closed, tree) -> str:
-    leaves = [a.str_short() for a in closed.out_avals]
+    leaves = [a.str_short() for a in closed.out_avals[:tree.num_leaves]]
     return str(tree_util.tree_unflatten(tree, leaves)).replace("'", "")
 
 

@@ -9,9 +9,13 @@ import numpy as np
 
 from yax import tree_util
 from yax.core import dtypes
+from yax.core.ir import ClosedJaxpr, Jaxpr
+from yax.core.trace import current_trace
 from yax.errors import LoopBoundsError, ScanCarryError, ScanLengthError  # noqa: F401  (re-exported)
+from yax.interpreters import ref_state
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached
+from yax.lax._refs import ref_operands, stale, write_back, written_ids
 from yax.lax._util import describe_function as _describe
 from yax.lax._util import python_scalar_as
 from yax.lax.collectives import check_carry_vma
@@ -50,8 +54,13 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, checkpoint=N
     length = _scan_length(x_ops, x_tree, length)
     x_avals = [_aval(x).update(shape=_aval(x).shape[1:]) for x in x_ops]
     body, consts, y_tree, carry_ops = _settled_body(f, carry_tree, x_tree, carry_ops, x_avals)
+    body, refs, written = body
+    n = len(carry_ops)
+    if refs:  # closed-over Refs: extra carries, written back after the loop
+        carry_ops = carry_ops + ref_operands(refs)
     check_carry_vma(body, [*consts, *carry_ops, *x_ops], len(consts), len(carry_ops),
-                    _carry_name(f), _leaf_paths(carry_tree))
+                    _carry_name(f),
+                    _leaf_paths(carry_tree) + [f" (closed-over Ref {i})" for i in range(len(refs))])
     k = segment_length(checkpoint, length)
     if k is not None:
         outs = segmented_scan(consts, carry_ops, x_ops, body=body, length=length,
@@ -62,9 +71,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, checkpoint=N
                            num_carry=len(carry_ops),
                            linear=(False,) * (len(consts) + len(carry_ops) + len(x_ops)),
                            unroll=int(unroll))
-    n = len(carry_ops)
+    write_back(refs, outs[n:n + len(refs)], written)
     return (tree_util.tree_unflatten(carry_tree, outs[:n]),
-            tree_util.tree_unflatten(y_tree, outs[n:]))
+            tree_util.tree_unflatten(y_tree, outs[n + len(refs):]))
 
 
 def _settled_body(f, carry_tree, x_tree, carry_ops, x_avals):
@@ -74,12 +83,15 @@ def _settled_body(f, carry_tree, x_tree, carry_ops, x_avals):
     traced again. Returns (body, consts, y_tree, carry operands)."""
     for _ in range(3):
         carry_avals = [_aval(c) for c in carry_ops]
-        body, consts, y_tree = _traced_body(f, carry_tree, x_tree, carry_avals, x_avals)
+        body, consts, (y_tree, refs, written) = _traced_body(f, carry_tree, x_tree,
+                                                             carry_avals, x_avals)
         out_avals = body.out_avals[:len(carry_avals)]
         if all(a.strip_weak_type() == o.strip_weak_type() for a, o in zip(carry_avals, out_avals)):
             # only weak types differ (a weak init the body makes strong): as JAX, keep this
             # body, traced with the weak carry (JAX's types match ignoring weak types)
-            return body, consts, y_tree, carry_ops
+            return (_refs_as_carry(body, len(consts), len(carry_avals), refs), refs,
+                    written), consts, \
+                y_tree, carry_ops
         carry_ops = [c if a == o else _convert_keep_weak(c, o.dtype, o.weak_type)
                      for c, a, o in zip(carry_ops, carry_avals, out_avals)]
     raise AssertionError("scan: carry types did not settle")  # promotion is monotone
@@ -131,16 +143,34 @@ def _traced_body(f, carry_tree, x_tree, carry_avals, x_avals):
     def trace():
         box = []
         flat = _flat_body(f, carry_tree, x_tree, carry_avals, box)
-        return trace_to_jaxpr(flat, carry_avals + x_avals, name="scan_body"), box
+        return trace_to_jaxpr(flat, carry_avals + x_avals, name="scan_body"), box[0]
     key = (carry_tree, x_tree, tuple(carry_avals), tuple(x_avals))
     closed, consts, box = trace_cached("scan body", f, key, trace, closure_converted=True)
-    return closed, consts, box[0]
+    if stale(box[1]):  # it closed over a Ref of a transformation that has finished
+        closed, consts, box = trace_cached("scan body", f, key, trace, closure_converted=True,
+                                           cacheable=False)
+    return closed, consts, box
+
+
+def _refs_as_carry(body: ClosedJaxpr, n_consts: int, n_carry: int, refs) -> ClosedJaxpr:
+    """The body traced with closed-over Refs as trailing inputs and outputs (consts, carry, xs,
+    refs -> carry, ys, refs) rearranged so that the Refs are carried (consts, carry, refs, xs
+    -> carry, refs, ys)."""
+    if not refs:
+        return body
+    j, k = body.jaxpr, len(refs)
+    ins, outs = list(j.invars), list(j.outvars)
+    c = n_consts + n_carry
+    ins = ins[:c] + ins[len(ins) - k:] + ins[c:len(ins) - k]
+    outs = outs[:n_carry] + outs[len(outs) - k:] + outs[n_carry:len(outs) - k]
+    return ClosedJaxpr(Jaxpr(j.constvars, ins, j.eqns, outs), body.consts)
 
 
 def _flat_body(f, carry_tree, x_tree, carry_avals, box):
     n = len(carry_avals)
 
     def flat(*args):
+        ref_state.enter_body()
         carry = tree_util.tree_unflatten(carry_tree, args[:n])
         x = tree_util.tree_unflatten(x_tree, args[n:])
         out = f(carry, x)
@@ -154,8 +184,9 @@ def _flat_body(f, carry_tree, x_tree, carry_avals, box):
                 f"but returned {out_tree}")
         new_carry = [_fit_carry(o, a, f, i) for i, (o, a) in enumerate(zip(leaves, carry_avals))]
         y_leaves, y_tree = tree_util.tree_flatten(out[1])
-        box.append(y_tree)
-        return new_carry + [as_operand(y) for y in y_leaves]
+        refs, ref_values = ref_state.captured_values(current_trace())
+        box.append((y_tree, refs, written_ids()))
+        return new_carry + [as_operand(y) for y in y_leaves] + ref_values
     return flat
 
 

@@ -8,10 +8,12 @@ import numpy as np
 from yax import errors, tree_util
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
-from yax.core.trace import Tracer, bind
+from yax.core.trace import Tracer, bind, current_trace
 from yax.errors import LoopBoundsError, WhileLoopBodyError, WhileLoopPredicateError  # noqa: F401  (re-exported)
+from yax.interpreters import ref_state
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached
+from yax.lax._refs import ref_operands, stale, write_back, written_ids
 from yax.lax._util import describe_function as _describe
 from yax.lax._util import python_scalar_as
 from yax.lax.elementwise import _convert_keep_weak, lt, select
@@ -47,14 +49,20 @@ def while_loop(cond_fun, body_fun, init_val, *, max_steps: int | None = None):
         return _bounded_while(cond_fun, body_fun, init_val, max_steps)
     leaves, tree = tree_util.tree_flatten(init_val)
     init = [as_operand(x) for x in leaves]
-    body, bconsts, init = _body_jaxpr(body_fun, tree, init)
+    body, bconsts, init, (brefs, written) = _body_jaxpr(body_fun, tree, init)
+    body_written = [written]
     avals = [_aval(x) for x in init]
-    cond, cconsts = _traced(cond_fun, "cond", tree, avals,
-                            lambda: trace_to_jaxpr(_flat_cond(cond_fun, tree), avals,
-                                                   name="while_cond"))
-    outs = bind(while_p, *cconsts, *bconsts, *init, cond_jaxpr=cond, body_jaxpr=body,
-                cond_nconsts=len(cconsts), body_nconsts=len(bconsts))
-    return tree_util.tree_unflatten(tree, outs)
+    cond, cconsts, (crefs, _) = _cond_jaxpr(cond_fun, tree, avals)
+    refs = ref_state.union_of([brefs, crefs])
+    if refs:  # Refs closed over: carried after the carry, by the body and the cond alike
+        if brefs != refs:
+            body, bconsts, init, (_, body_written[0]) = _body_jaxpr(body_fun, tree, init, refs)
+        if crefs != refs:
+            cond, cconsts, _ = _cond_jaxpr(cond_fun, tree, avals, refs)
+    outs = bind(while_p, *cconsts, *bconsts, *init, *ref_operands(refs), cond_jaxpr=cond,
+                body_jaxpr=body, cond_nconsts=len(cconsts), body_nconsts=len(bconsts))
+    write_back(refs, outs[len(init):], body_written[0])
+    return tree_util.tree_unflatten(tree, outs[:len(init)])
 
 
 def _bounded_while(cond_fun, body_fun, init_val, max_steps):
@@ -73,16 +81,36 @@ def _bounded_while(cond_fun, body_fun, init_val, max_steps):
 
 # --- tracing, once per (function, carry types) so eager loops do not retrace -----------------
 
-def _traced(fun, kind: str, tree, avals, trace):
-    """`trace()` -> closed jaxpr, made const-free: (jaxpr, consts), see traced_cache."""
-    closed, consts = trace_cached(f"while {kind}", fun, (tree, tuple(avals)),
-                                  lambda: (trace(),), closure_converted=True)
-    return closed, consts
+def _traced(fun, kind: str, tree, avals, trace, refs=()):
+    """`trace()` -> (closed jaxpr, Refs it captured), made const-free: (jaxpr, consts, Refs),
+    see traced_cache. `refs`: the Refs the traced function takes as inputs after the carry."""
+    key = (tree, tuple(avals), tuple(id(r) for r in refs))
+    hit = trace_cached(f"while {kind}", fun, key, trace, closure_converted=True)
+    if stale(hit[2][0]):  # it closed over a Ref of a transformation that has finished
+        hit = trace_cached(f"while {kind}", fun, key, trace, closure_converted=True,
+                           cacheable=False)
+    return hit
 
 
-def _flat_cond(cond_fun, tree):
+def _cond_jaxpr(cond_fun, tree, avals, refs=()):
+    box = []
+
+    def trace():
+        closed = trace_to_jaxpr(_flat_cond(cond_fun, tree, refs, box), avals, name="while_cond")
+        return closed, box[0]
+    return _traced(cond_fun, "cond", tree, avals, trace, refs)
+
+
+def _flat_cond(cond_fun, tree, refs, box):
     def flat(*xs):
+        ref_state.enter_body(refs)
         out = cond_fun(tree_util.tree_unflatten(tree, xs))
+        captured, _ = ref_state.captured_values(current_trace())
+        if ref_state.written(current_trace()):
+            raise errors.EffectInWhileCondError(
+                f"while_loop: cond_fun {_describe(cond_fun)} writes a Ref; the condition may "
+                f"only read Refs (write them in body_fun)")
+        box.append((captured, frozenset()))
         leaves = tree_util.tree_leaves(out)
         aval = _aval(as_operand(leaves[0])) if len(leaves) == 1 else None
         if aval is None or aval.shape != () or aval.dtype != dtypes.bool_:
@@ -96,24 +124,29 @@ def _flat_cond(cond_fun, tree):
     return flat
 
 
-def _body_jaxpr(body_fun, tree, init):
+def _body_jaxpr(body_fun, tree, init, refs=()):
     """Trace the body; a weakly typed init that the body turns strong (a Python float carry
-    updated with an f32 array) is promoted to the body's type and traced again, as JAX does."""
+    updated with an f32 array) is promoted to the body's type and traced again, as JAX does.
+    Returns (body, consts, init, the Refs it closes over: carried after the carry)."""
     for _ in range(3):
         avals = [_aval(x) for x in init]
         promote: dict = {}
-        body, consts = _traced(body_fun, "body", tree, avals,
-                               lambda: trace_to_jaxpr(_flat_body(body_fun, tree, avals, promote),
-                                                      avals, name="while_body"))
-        if body.out_avals == avals or not promote:
-            return body, consts, init
+        box = []
+
+        def trace():
+            flat = _flat_body(body_fun, tree, avals, promote, refs, box)
+            return trace_to_jaxpr(flat, avals, name="while_body"), box[0]
+        body, consts, (captured, written) = _traced(body_fun, "body", tree, avals, trace, refs)
+        if body.out_avals[:len(avals)] == avals or not promote:
+            return body, consts, init, (captured, written)
         init = [_convert_keep_weak(x, *promote[i]) if i in promote else x
                 for i, x in enumerate(init)]
     raise AssertionError("while_loop: carry types did not settle")  # promotion is monotone
 
 
-def _flat_body(body_fun, tree, avals, promote):
+def _flat_body(body_fun, tree, avals, promote, refs, box):
     def flat(*xs):
+        ref_state.enter_body(refs)
         out = body_fun(tree_util.tree_unflatten(tree, xs))
         leaves, out_tree = tree_util.tree_flatten(out)
         if out_tree != tree:
@@ -121,8 +154,10 @@ def _flat_body(body_fun, tree, avals, promote):
                 f"while_loop: body_fun {_describe(body_fun)} must return the carry's structure "
                 f"{tree} but returned {out_tree}. Return a value of the same structure as "
                 f"init_val.")
+        captured, values = ref_state.captured_values(current_trace())
+        box.append((captured, written_ids()))
         return [_fit(as_operand(o), a, i, body_fun, promote)
-                for i, (o, a) in enumerate(zip(leaves, avals))]
+                for i, (o, a) in enumerate(zip(leaves, avals))] + values
     return flat
 
 

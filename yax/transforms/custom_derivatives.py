@@ -33,6 +33,7 @@ from yax.core.avals import TypedScalar, aval_of_value
 from yax.core.trace import Tracer, bind, current_trace, is_eager, use_trace
 from yax.interpreters.ad_util import Zero, float0, instantiate, tangent_aval
 from yax.interpreters.jvp import JVPTracer
+from yax.interpreters.ref_state import Ref
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.interpreters.traced_cache import trace_cached
 from yax.lax._util import describe_function
@@ -46,6 +47,7 @@ from yax.primitives.custom_derivatives import (
     is_unknown_tangent,
 )
 from yax.runtime.values import as_operand, canonical_leaf, to_array
+from yax.transforms import custom_vjp_refs
 from yax.transforms._args import normalize_argnums
 from yax.transforms.symbolic_zeros import CustomVJPPrimal, SymbolicZero, from_user, to_user
 
@@ -412,6 +414,14 @@ class custom_vjp(_CustomFunction):
         flat = [JVPTracer(trace, o, next(t_outs)) if dtypes.is_inexact(a.dtype) else o
                 for o, a in zip(outs, out_avals)]
         return tree_util.tree_unflatten(out_tree, flat)
+
+    def __call__(self, *args, **kwargs):
+        args = self._positional(args, kwargs)
+        refs = {i: a for i, a in enumerate(args) if isinstance(a, Ref)}
+        if refs and not is_eager(_owning_trace(tree_util.tree_leaves(args))):
+            self._check_defined()
+            return custom_vjp_refs.call_with_refs(self, args, refs)
+        return super().__call__(*args)
 
     def _check_defined(self):
         if self.fwd is None:

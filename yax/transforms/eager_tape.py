@@ -61,6 +61,7 @@ class TapeTrace(StagingTrace):
 
     name = "jvp (forward-mode differentiation)"
     passes_custom_calls = True  # a custom call on constants only just runs, eagerly
+    defers = False  # primal values are computed as the function runs (Refs are written now)
 
     def __init__(self, parent):
         super().__init__(parent)
@@ -77,6 +78,9 @@ class TapeTrace(StagingTrace):
         if dtypes.is_inexact(value.aval.dtype):
             self.live.add(var)
         return TapeTracer(self, var, value)
+
+    def lower_value(self, x):
+        return None if x._var in self.live else x.to_concrete_or_none()
 
     def _is_live(self, x) -> bool:
         return self._owns(x) and x._var in self.live

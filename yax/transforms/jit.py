@@ -207,8 +207,10 @@ class JitFunction:
     def eval_shape(self, *args, **kwargs):
         """The outputs' `ShapeDtypeStruct`s (shape, dtype, weak type), as in jax."""
         entry, _, _ = jit_miss.lookup(self, args, kwargs)
-        return tree_util.tree_unflatten(entry.out_tree, [
-            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in entry.out_avals])
+        out_tree = getattr(entry, "real_tree", entry.out_tree)  # without the Refs' new values
+        return tree_util.tree_unflatten(out_tree, [
+            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+            for a in entry.out_avals[:out_tree.num_leaves]])
 
     def _cache_size(self) -> int:
         return len(self._state.entries)

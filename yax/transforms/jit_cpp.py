@@ -70,7 +70,7 @@ def cpp_miss(fn, args, kwargs):
 def fastpath(entry, leaves):
     """Data for jaxlib's C++ dispatch to run `entry` itself, or None (Python path)."""
     if entry.fastpath is NO_FASTPATH:
-        ok = (entry.exe is not None and not entry.exe.host_callbacks
+        ok = (entry.exe is not None and not entry.exe.host_callbacks and not entry.has_refs
               and entry.placement is None  # jaxlib would compare shardings we do not give
               and all(type(x) is Array for x in leaves))
         try:

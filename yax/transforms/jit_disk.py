@@ -161,9 +161,9 @@ def store(key: str, entry: Entry, compiler_options=None, fresh: bool = True) -> 
     not serialized again (on XLA:CPU that loses its kernels: the copy fails to run); the bytes
     XLA's cache holds for it are copied instead."""
     exe = entry.exe
-    if (exe is None or entry.placement is not None or exe.host_callbacks
+    if (exe is None or entry.placement is not None or exe.host_callbacks or entry.has_refs
             or len(exe.devices) != 1 or _has_mesh(entry.jaxpr.jaxpr)):
-        return
+        return  # (an entry threading Refs needs them, which a later process does not have)
     in_avals, out_avals = entry.jaxpr.in_avals, entry.out_avals
     if not all(type(a) is ShapedArray for a in (*in_avals, *out_avals)):
         return

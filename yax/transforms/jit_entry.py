@@ -46,6 +46,7 @@ class Entry:
 
     __slots__ = ("jaxpr", "consts", "out_tree", "exe", "const_bufs", "out_avals", "donated",
                  "n_outs_single", "execute", "fastpath", "_lock", "placement", "placer")
+    has_refs = False  # a jit_refs.RefEntry reads and writes Refs around each call
 
     def __init__(self, jaxpr: ClosedJaxpr, consts, out_tree, donated, placement=None):
         self.placement = placement  # a compile.placement.Placement for multi-device programs

@@ -16,8 +16,7 @@ from yax.interpreters.traced_cache import captures_tracer
 from yax.primitives.call import pjit_p
 from yax.runtime import backend, executable, sharding_bridge
 from yax.runtime.array import Array
-from yax.runtime.values import leaf_aval
-from yax.transforms import jit_disk
+from yax.transforms import jit_disk, jit_refs
 from yax.transforms._args import check_hashable_static, non_array_argument_error
 from yax.transforms.jit_entry import CONFIG, Entry, placed_runner, sharded_key
 
@@ -42,14 +41,16 @@ def call(fn, args, kwargs):
                                                           or config.debug_infs):
             remember_fast(fn, args, entry)
         return out
+    if entry.has_refs:
+        return entry.bind(fn.name, leaves)
     outs = bind(pjit_p, *entry.consts, *leaves, jaxpr=entry.jaxpr, name=fn.name)
     return tree_util.tree_unflatten(entry.out_tree, outs)
 
 
 def remember_fast(fn, args, entry) -> None:
     """Register `entry` under the keys the fast paths of `__call__` compute."""
-    if backend.device_override() is not None:  # those keys do not know the device
-        return
+    if backend.device_override() is not None or entry.has_refs:  # those keys do not know the
+        return  # device, nor the Refs to read and write
     fast = fn._state.fast
     if entry.placement is not None or fn._sharded:
         leaves, tree = tree_util.tree_flatten(args)
@@ -90,9 +91,10 @@ def lookup(fn, args, kwargs, compile_now: bool = False):
     statics, dyn_args, dyn_kwargs, static_pos = split_args(fn, args, kwargs)
     leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
     try:
-        avals = tuple(leaf_aval(x) for x in leaves)
+        avals = tuple(jit_refs.leaf_type(x) for x in leaves)
     except TypeError:
         raise non_array_argument_error(fn._fun, args, kwargs, static_pos) from None
+    jit_refs.check_args(fn, leaves, in_tree, static_pos)
     arg_sh = tuple([sharding_bridge.sharding_of_array(x)
                     if type(x) is Array and sharding_bridge.is_multi_device(x._buf) else None
                     for x in leaves])
@@ -142,22 +144,26 @@ def trace(fn, args, kwargs, static_pos, in_tree, avals, arg_sh=()) -> Entry:
     fn._state.trace_count += 1
     static_kwargs = {k: v for k, v in kwargs.items() if k in fn._static_argnames}
     out_tree_box = []
+    outer_leaves = tree_util.tree_leaves((args, kwargs))
 
     def flat_fun(*flat_args):
+        flat_args, refs = jit_refs.enter(flat_args, avals)
         dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, flat_args)
         it = iter(dyn_args)
         full = [args[i] if i in static_pos else next(it) for i in range(len(args))]
         out = fn._fun(*full, **dyn_kwargs, **static_kwargs)
         out_leaves, out_tree = tree_util.tree_flatten(out)
-        out_tree_box.append(out_tree)
-        return out_leaves
+        out_tree_box.append((out_tree, refs))
+        return jit_refs.leave(fn, refs, out_leaves, outer_leaves, in_tree, static_pos)
 
-    closed = trace_to_jaxpr(flat_fun, list(avals), name=fn.name,
+    in_avals = [getattr(a, "inner_aval", a) for a in avals]
+    closed = trace_to_jaxpr(flat_fun, in_avals, name=fn.name,
                             origin=(fn._fun, in_tree, static_pos))
     converted, consts = closure_convert(closed, embed_small=True)
     donated = donated_leaf_indices(fn, args, static_pos, kwargs)
-    placement = placement_for(fn, in_tree, avals, arg_sh, out_tree_box[0], converted)
-    return Entry(converted, consts, out_tree_box[0], donated, placement)
+    out_tree, refs = out_tree_box[0]
+    placement = placement_for(fn, in_tree, in_avals, arg_sh, out_tree, converted)
+    return jit_refs.make_entry(converted, consts, out_tree, donated, placement, refs)
 
 
 def placement_for(fn, in_tree, avals, arg_sh, out_tree, jaxpr):

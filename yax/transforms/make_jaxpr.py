@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 
 from yax import tree_util
+from yax.core.trace import current_trace
+from yax.interpreters import ref_state
 from yax.interpreters.staging import trace_to_jaxpr
 from yax.primitives.mesh_axes import bind_mesh_axes
 from yax.runtime.values import leaf_aval
@@ -44,7 +46,13 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape: bool = False
         leaves, in_tree = tree_util.tree_flatten((tuple(dyn), kwargs))
         out_tree_box = []
 
+        is_ref = [isinstance(x, ref_state.Ref) for x in leaves]
+
         def flat_fun(*flat):
+            # Refs (arguments or closed over) are staged as values of type Ref{...}, as jax
+            # shows them: reads and writes are get/swap/addupdate equations
+            ref_state.allow_refs(current_trace(), stage=True)
+            flat, _ = ref_state.box_args(list(flat), is_ref)
             dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, flat)
             it = iter(dyn_args)
             full = [a if i in static else next(it) for i, a in enumerate(args)]
@@ -53,9 +61,11 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape: bool = False
             out_tree_box.append(out_tree)
             return out_leaves
 
+        in_avals = [ref_state.AbstractRef(x._aval) if r else leaf_aval(x)
+                    for x, r in zip(leaves, is_ref)]
         with bind_mesh_axes(env):
-            closed = trace_to_jaxpr(flat_fun, [leaf_aval(x) for x in leaves],
-                                    name=getattr(fun, "__name__", "fun"), dce=False)
+            closed = trace_to_jaxpr(flat_fun, in_avals, name=getattr(fun, "__name__", "fun"),
+                                    dce=False)
         if return_shape:
             return closed, tree_util.tree_unflatten(out_tree_box[0], closed.out_avals)
         return closed

@@ -7,10 +7,13 @@ in the output), or pytree prefixes of the arguments/outputs giving one of those 
 from __future__ import annotations
 
 import functools
+import inspect
 
 from yax import errors, tree_util
 from yax.core.avals import aval_of_value
+from yax.interpreters import ref_state
 from yax.interpreters.batching import move_batch_axis, not_mapped, vmap_flat
+from yax.interpreters.staging import _flat_arg_names
 from yax.lax.reductions import reduce_sum
 from yax.runtime.values import canonical_leaf
 
@@ -71,32 +74,77 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     @functools.wraps(fun)
     def batched(*args):
         leaves, in_tree = tree_util.tree_flatten(args)
-        leaves = [canonical_leaf(x) for x in leaves]
+        leaves = [x if isinstance(x, ref_state.Ref) else canonical_leaf(x) for x in leaves]
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise errors.YaxError(f"vmap in_axes {in_axes} has {len(in_axes)} entries but the "
                                   f"function got {len(args)} positional arguments; give one "
                                   f"entry per argument (None for unbatched ones)")
         axes = _broadcast_prefix(in_axes, args, "in_axes")
         paths = _paths(args)
-        avals = [aval_of_value(x) for x in leaves]
+        avals = [x._aval if isinstance(x, ref_state.Ref) else aval_of_value(x) for x in leaves]
         dims = [_normalize_axis(a, av.ndim, p, "in_axes")
                 for a, av, p in zip(axes, avals, paths)]
         size = _axis_size(avals, dims, paths, axis_size)
+        refs = _RefArgs(leaves, dims, fun, args)
         out_box = []
 
         def flat(*xs):
-            out = fun(*tree_util.tree_unflatten(in_tree, xs))
+            out = fun(*tree_util.tree_unflatten(in_tree, refs.enter(xs)))
             out_leaves, out_tree = tree_util.tree_flatten(out)
             out_box.append((out, out_tree))
-            return out_leaves
+            return out_leaves + refs.leave()
 
-        outs, out_dims = vmap_flat(flat, leaves, dims, size, axis_name)
+        outs, out_dims = vmap_flat(flat, refs.values, dims, size, axis_name)
         out, out_tree = out_box[0]
-        wanted = _broadcast_prefix(out_axes, out, "out_axes")
+        wanted = _broadcast_prefix(out_axes, out, "out_axes") + refs.dims
         moved = [_placed_output(o, d, w, size, sum_match)
-                 for o, d, w in zip(outs, out_dims, wanted)]
-        return tree_util.tree_unflatten(out_tree, moved)
+                 for o, d, w in zip(outs, out_dims, wanted, strict=True)]
+        return tree_util.tree_unflatten(out_tree, refs.write_back(moved))
     return batched
+
+
+class _RefArgs:
+    """Refs among vmap's arguments (see ref_state): a batched one enters as its value, boxed
+    inside in a Ref of the batch trace, and its final value is an extra output written back;
+    an unbatched one (in_axes None) is used as it is, so a vmapped write to it is an error."""
+
+    def __init__(self, leaves, dims, fun, args):
+        self.positions = [i for i, x in enumerate(leaves) if isinstance(x, ref_state.Ref)]
+        if self.positions:
+            code = getattr(inspect.unwrap(fun), "__code__", None)
+            where = f"{code.co_filename}:{code.co_firstlineno}" if code else "unknown location"
+            tree = tree_util.tree_structure((tuple(args), {}))
+            names = [n for n, _ in _flat_arg_names((fun, tree, set()), len(leaves))]
+            ref_state.check_no_duplicates(leaves, getattr(fun, "__name__", "fun"), where,
+                                          "vmap", names)
+        self.leaves = leaves
+        self.batched = [i for i in self.positions if dims[i] is not None]
+        self.dims = [dims[i] for i in self.batched]
+        self.values = [ref_state.read(x) if i in self.batched else x
+                       for i, x in enumerate(leaves)]
+        self.boxes = []
+
+    def enter(self, xs):
+        if not self.positions:
+            return xs
+        xs = list(xs)
+        for i in self.positions:
+            if i in self.batched:
+                xs[i] = ref_state.box_args([xs[i]], [True])[1][0]
+            else:
+                xs[i] = self.leaves[i]
+            if i in self.batched:
+                self.boxes.append(xs[i])
+        return xs
+
+    def leave(self) -> list:
+        return [ref_state.read(b) for b in self.boxes]
+
+    def write_back(self, moved):
+        n = len(moved) - len(self.batched)
+        for i, v in zip(self.batched, moved[n:], strict=True):
+            ref_state.write(self.leaves[i], v)
+        return moved[:n]
 
 
 def _placed_output(o, d, w, size: int, sum_match: bool):

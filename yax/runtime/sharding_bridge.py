@@ -15,7 +15,7 @@ import numpy as np
 from jaxlib import _jax
 from jaxlib import xla_client as _xc
 
-from yax.runtime.mesh import Mesh
+from yax.runtime.mesh import AxisType, Mesh
 from yax.runtime.named_sharding import NamedSharding, Sharding, SingleDeviceSharding
 from yax.runtime.partition_spec import UNCONSTRAINED, PartitionSpec
 
@@ -32,7 +32,9 @@ def sharding_of(device):
 
 @functools.lru_cache(maxsize=512)
 def _jax_mesh(mesh: Mesh):
-    return jax.sharding.Mesh(mesh.devices, mesh.axis_names)
+    # the axis types travel with the buffers, so that `x.sharding` of a result names them
+    types = tuple(getattr(jax.sharding.AxisType, t.name) for t in mesh.axis_types)
+    return jax.sharding.Mesh(mesh.devices, mesh.axis_names, axis_types=types)
 
 
 def _jax_spec(spec: PartitionSpec):
@@ -187,7 +189,8 @@ def from_jax(jax_sharding):
         return hit
     if isinstance(jax_sharding, jax.sharding.NamedSharding):
         m = jax_sharding.mesh
-        mesh = Mesh(np.asarray(m.devices), tuple(m.axis_names))
+        types = tuple(getattr(AxisType, t.name) for t in m.axis_types)
+        mesh = Mesh(np.asarray(m.devices), tuple(m.axis_names), axis_types=types)
         spec = PartitionSpec(*[p for p in jax_sharding.spec])
         out = NamedSharding(mesh, spec)
     elif isinstance(jax_sharding, jax.sharding.SingleDeviceSharding):

@@ -16,7 +16,12 @@ from yax.core.trace import Tracer
 from yax.runtime import backend as _backend
 from yax.runtime import executable, guards, transfer, values
 from yax.runtime.array import Array
-from yax.runtime.named_sharding import Sharding, SingleDeviceSharding, on_current_mesh
+from yax.runtime.named_sharding import (
+    Sharding,
+    SingleDeviceSharding,
+    on_current_mesh,
+    type_sharding,
+)
 from yax.runtime.partition_spec import PartitionSpec
 from yax.transforms.jit import jit
 
@@ -92,6 +97,14 @@ def _put_leaf(leaf, target):
 
 
 def _put_sharded(leaf, sharding, weak: bool) -> Array:
+    out = _put_sharded_untyped(leaf, sharding, weak)
+    typed = type_sharding(sharding, out.ndim)  # its sharding over Explicit axes is its type
+    if typed != out.aval.sharding:
+        out.aval = out.aval.update(sharding=typed)
+    return out
+
+
+def _put_sharded_untyped(leaf, sharding, weak: bool) -> Array:
     if type(leaf) is Array and leaf.sharding == sharding:
         out = Array(leaf._buf, leaf.aval)
     elif type(leaf) is Array and sharding.is_equivalent_to(leaf.sharding, leaf.ndim):

@@ -21,7 +21,7 @@ from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from yax.core.trace import Trace, Tracer, set_eval_trace
 from yax.runtime import backend, guards, sharding_bridge, transfer, values
 from yax.runtime.array import Array
-from yax.runtime.named_sharding import NamedSharding
+from yax.runtime.named_sharding import NamedSharding, forced_result
 from yax.runtime.partition_spec import PartitionSpec
 from yax.runtime.values import to_array
 
@@ -249,8 +249,9 @@ def _apply_sharded(primitive, arrays: list, params: dict) -> list:
     are replicated onto the mesh. Never a gather to one device."""
     avals = tuple([a.aval for a in arrays])
     shardings = tuple([a._buf.sharding if _sharded(a._buf) else None for a in arrays])
+    # the result type `result_sharding` forces (out_sharding=) is part of what is compiled
     key = (primitive, tuple(params.items()) if params else (), avals, shardings,
-           _STATE["platform"])
+           _STATE["platform"], forced_result(primitive.name))
     hit = _exec_cache.get_or_make(
         key, lambda: _compile_sharded(primitive, avals, params, shardings))
     exe, placer, out_avals = hit

@@ -21,15 +21,12 @@ row per kind, listing its primitives), as the elementwise families are:
 
 A result that names one mesh axis twice is an error, as in jax. A primitive with no rule given
 explicitly sharded operands is a clear error (core.primitive), never a silently dropped sharding.
-`result_sharding(s)` makes the next results' type `s` (the `out_sharding=` of dot/einsum/reshape;
-the wrapper then pins the value with a sharding constraint).
+`named_sharding.result_sharding(name, dims)` forces the result type of the `name` primitives
+bound inside it (the `out_sharding=` of dot/einsum/reshape, whose wrappers then pin the value with
+a sharding constraint; the transpose of dot_general, which types a cotangent as its primal).
 """
 
 from __future__ import annotations
-
-import contextlib
-import contextvars
-import math
 
 # imported for their primitives, which the table below annotates by name
 import yax.primitives.arithmetic  # noqa: F401
@@ -57,22 +54,7 @@ import yax.primitives.top_k  # noqa: F401
 from yax.core.avals import ShapedArray
 from yax.core.primitive import all_primitives
 from yax.interpreters import ad_util  # noqa: F401  (add_any)
-from yax.runtime.named_sharding import ShardingTypeError, type_sharding, typed
-from yax.runtime.partition_spec import PartitionSpec
-
-_override: contextvars.ContextVar = contextvars.ContextVar("yax_result_sharding", default=None)
-
-
-@contextlib.contextmanager
-def result_sharding(sharding):
-    """Inside the block, primitives bound on sharded operands type their results `sharding`
-    (a NamedSharding over an abstract mesh, or None for the rules' own answer)."""
-    token = _override.set(sharding)
-    try:
-        yield
-    finally:
-        _override.reset(token)
-
+from yax.runtime.named_sharding import ShardingTypeError, forced_result, type_sharding, typed
 
 # --- helpers ------------------------------------------------------------------------------------
 
@@ -228,16 +210,16 @@ def _reshape(avals, outs, *, new_sizes, dimensions):
 
 
 def _reshape_dims(x, new):
-    """Group operand and result dimensions into runs of equal products; within a run only its
-    first (major) dimension may be sharded, and it shards the run's first result dimension."""
+    """Group operand and result dimensions into runs of equal products. A run of operand
+    dimensions merged into one result dimension shards it over all their axes (major first);
+    one operand dimension split into several shards the first (which must divide); any other
+    run must be unsharded. None: no rule applies (out_sharding= decides)."""
     old, ent, mesh = x.shape, entries(x), x.sharding.mesh
     out, i, j = [None] * len(new), 0, 0
     while i < len(old) or j < len(new):
         gi, gj = [i], [j]
         if i >= len(old) or j >= len(new):  # trailing size-1 dimensions
-            if any(ent[k] is not None for k in range(i, len(old))):
-                return None
-            return out
+            return None if any(ent[k] is not None for k in range(i, len(old))) else out
         pi, pj = old[i], new[j]
         i, j = i + 1, j + 1
         while pi != pj:
@@ -251,13 +233,14 @@ def _reshape_dims(x, new):
                 j += 1
             else:
                 return None
-        if any(ent[k] is not None for k in gi[1:]):
+        names = tuple(n for k in gi for n in _names(ent[k]))
+        if not names:
+            continue
+        if len(gi) > 1 and len(gj) > 1:
             return None
-        first = ent[gi[0]]
-        if first is not None:
-            if new[gj[0]] % mesh.axis_size(_names(first)):
-                return None
-            out[gj[0]] = first
+        if new[gj[0]] % mesh.axis_size(names):
+            return None
+        out[gj[0]] = names[0] if len(names) == 1 else names
     return out
 
 
@@ -303,11 +286,15 @@ def _sized(name):
 
 
 def _concatenate(avals, outs, *, dimension):
-    specs = {entries(a) for a in avals}
-    if len(specs) > 1:
-        raise ShardingTypeError(f"concatenate needs its operands sharded alike, got "
-                                f"{', '.join(a.str_short() for a in avals)}")
-    return [typed(outs[0], specs.pop(), _mesh_of("concatenate", avals))]
+    """Operands sharded alike (an unsharded dimension meets any); the result is so sharded."""
+    dims = []
+    for i in range(len(outs[0].shape)):
+        found = {entries(a)[i] for a in avals} - {None}
+        if len(found) > 1:
+            raise ShardingTypeError(f"concatenate needs its operands sharded alike, got "
+                                    f"{', '.join(a.str_short() for a in avals)}")
+        dims.append(found.pop() if found else None)
+    return [_out("concatenate", avals, outs[0], dims, _mesh_of("concatenate", avals))]
 
 
 def _dot_general(avals, outs, *, dimension_numbers, **params):
@@ -335,6 +322,34 @@ def _dot_general(avals, outs, *, dimension_numbers, **params):
     lfree = [e for i, e in enumerate(le) if i not in lc + lb]
     rfree = [e for i, e in enumerate(re_) if i not in rc + rb]
     return [_out("dot_general", avals, outs[0], batch + lfree + rfree, mesh)]
+
+
+def _gather(avals, outs, *, dimension_numbers, slice_sizes, **params):
+    """Result batch dimensions are sharded as the indices' (the index vector is the last
+    axis); window dimensions taken whole keep the operand's. An operand dimension that is
+    indexed may be sharded only over axes that shard the indices too (rows gathered where they
+    live, as take_along_axis does); anything else asks for out_sharding, as in jax."""
+    operand, indices = avals
+    dn = dimension_numbers
+    oe, ie = entries(operand), entries(indices)
+    batch = list(ie[:-1])
+    on_indices = {n for e in batch for n in _names(e)}
+    dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    window = []
+    for i, e in enumerate(oe):
+        whole = slice_sizes[i] == operand.shape[i]
+        if e is not None and not (whole and i not in dropped) and not (
+                i in dropped and set(_names(e)) <= on_indices):
+            raise ShardingTypeError(
+                f"Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the "
+                f"gather indexing as out sharding could not be resolved unambiguously (or "
+                f"would require collectives on inputs). Got operand={operand!r}, "
+                f"indices={indices!r}")
+        if i not in dropped:
+            window.append(e)
+    w, b = iter(window), iter(batch)
+    dims = [next(w) if i in dn.offset_dims else next(b) for i in range(len(outs[0].shape))]
+    return [_out("gather", avals, outs[0], dims, _mesh_of("gather", avals))]
 
 
 def _typed(avals, outs, **params):
@@ -388,6 +403,7 @@ _TABLE = {
     "pad": _sized("pad"),
     "concatenate": _concatenate,
     "dot_general": _dot_general,
+    "gather": _gather,
     "sharding_constraint": _constraint,
     **{n: _typed for n in "pjit cond while scan custom_jvp_call custom_vjp_call custom_vjp_lin "
        "remat name custom_linear_solve shard_map custom_vmap_call".split()},
@@ -395,13 +411,15 @@ _TABLE = {
 
 
 def sharding_rule(primitive):
-    """The rule `Primitive.out_avals` applies, with `result_sharding`'s override on top."""
-    own = _TABLE.get(primitive.name)
+    """The rule `Primitive.out_avals` applies, with `result_sharding`'s forcing on top."""
+    name, own = primitive.name, _TABLE.get(primitive.name)
 
     def rule(avals, outs, **params):
-        forced = _override.get()
-        if forced is not None and len(outs) == 1:
-            return [outs[0].update(sharding=type_sharding(forced, len(outs[0].shape)))]
+        forced = forced_result(name)
+        if forced is not None and len(forced[0]) <= len(outs[0].shape):
+            dims, unreduced = forced
+            dims += (None,) * (len(outs[0].shape) - len(dims))
+            return [_out(name, avals, outs[0], dims, _mesh_of(name, avals), unreduced)]
         return own(avals, outs, **params)
     return rule
 
@@ -415,4 +433,4 @@ def _install() -> None:
 
 
 _install()
-__all__ = ["result_sharding", "entries", "PartitionSpec", "math"]
+__all__ = ["entries", "sharding_rule"]

@@ -8,6 +8,8 @@ the whole array on one device. Both answer the same questions: `shard_shape`,
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 from yax.runtime import backend
@@ -297,3 +299,26 @@ def resolve_spec(spec, what: str) -> NamedSharding:
         raise ShardingError(f"{what}: out_sharding={spec} names mesh axes, but no mesh is set; "
                             f"set one with yax.set_mesh(mesh), or pass a NamedSharding")
     return NamedSharding(mesh, spec)
+
+
+# (primitive name, result dims, unreduced axes) forced by `result_sharding`
+_forced: contextvars.ContextVar = contextvars.ContextVar("yax_result_sharding", default=None)
+
+
+@contextlib.contextmanager
+def result_sharding(name: str, dims, unreduced=frozenset()):
+    """Inside the block, a `name` primitive bound on operands sharded over Explicit axes has
+    the result type sharded as `dims` (one spec entry per result dimension, over its operands'
+    mesh) rather than what its sharding rule says: `out_sharding=` of dot/einsum/reshape, and the
+    transposes of autodiff, which type a cotangent as its primal (as jax's do)."""
+    token = _forced.set((name, tuple(dims), frozenset(unreduced)))
+    try:
+        yield
+    finally:
+        _forced.reset(token)
+
+
+def forced_result(name: str):
+    """The (dims, unreduced) `result_sharding` forces on primitive `name`, or None."""
+    hit = _forced.get()
+    return hit[1:] if hit is not None and hit[0] == name else None

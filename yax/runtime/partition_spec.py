@@ -62,11 +62,11 @@ class PartitionSpec(tuple):
         self = super().__new__(cls, tuple(_normalize_entry(p) for p in partitions))
         self.unreduced = _axis_set(unreduced, "unreduced")
         self.reduced = _axis_set(reduced, "reduced")
-        both = self.unreduced & self.reduced
-        used = set(self.axis_names())
-        if both or used & (self.unreduced | self.reduced):
-            raise ValueError(f"PartitionSpec: mesh axes {sorted(both or used & (self.unreduced | self.reduced))} "
-                             f"appear more than once among the dimensions, unreduced and reduced")
+        twice = (self.unreduced & self.reduced) | (
+            set(self.axis_names()) & (self.unreduced | self.reduced))
+        if twice:
+            raise ValueError(f"PartitionSpec: mesh axes {sorted(twice)} appear more than once "
+                             f"among the dimensions, unreduced and reduced")
         return self
 
     # Equal only to a PartitionSpec with the same entries (JAX's rule): a plain tuple is not a

@@ -10,7 +10,7 @@ from jaxlib import xla_client as _xc
 
 from yax import errors
 from yax._resource_errors import raise_if_out_of_memory
-from yax.runtime.mesh import Mesh
+from yax.runtime.mesh import AxisType, Mesh
 from yax.runtime.named_sharding import NamedSharding, SingleDeviceSharding
 from yax.runtime.partition_spec import PartitionSpec
 from yax.runtime.sharding_bridge import OpaqueSharding, sharding_of, to_jax
@@ -130,7 +130,8 @@ def yax_sharding_of(buffer):
 
 def _from_jax(js):
     if isinstance(js, jax.sharding.NamedSharding):  # kept even on a one-device mesh, as JAX
-        mesh = Mesh(np.asarray(js.mesh.devices), tuple(js.mesh.axis_names))
+        types = tuple(getattr(AxisType, t.name) for t in js.mesh.axis_types)
+        mesh = Mesh(np.asarray(js.mesh.devices), tuple(js.mesh.axis_names), axis_types=types)
         return NamedSharding(mesh, PartitionSpec(*js.spec))
     if isinstance(js, jax.sharding.SingleDeviceSharding) or len(js.device_set) == 1:
         return SingleDeviceSharding(next(iter(js.device_set)))

@@ -11,7 +11,7 @@ from yax import errors, tree_util
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
 from yax.primitives.sharding_constraint import sharding_constraint_p
-from yax.runtime.mesh import AbstractMesh, current_mesh, get_abstract_mesh
+from yax.runtime.mesh import AbstractMesh, Mesh, current_mesh, get_abstract_mesh
 from yax.runtime.named_sharding import (
     NamedSharding,
     resolve_spec,
@@ -42,14 +42,33 @@ def out_sharding_of(name: str, out_sharding):
 
 def _concrete(sharding: NamedSharding) -> NamedSharding:
     """Over the current concrete mesh when it is the abstract mesh's (so jit places the program
-    on its devices), typed by the abstract mesh's axis types."""
+    on its devices), with the abstract mesh's axis types (auto_axes may have changed them)."""
     mesh = sharding.mesh
     if isinstance(mesh, AbstractMesh):
-        current = current_mesh()
-        if current is not None and (current.axis_names, current.axis_sizes) == (
-                mesh.axis_names, mesh.axis_sizes):
-            return NamedSharding(current, sharding.spec)
+        return NamedSharding(concrete_mesh(mesh), sharding.spec)
     return sharding
+
+
+_meshes: dict = {}
+
+
+def concrete_mesh(mesh: AbstractMesh):
+    """The current concrete mesh with `mesh`'s axis types, or `mesh` itself when the current
+    mesh is not one of its shape."""
+    current = current_mesh()
+    if current is None or (current.axis_names, current.axis_sizes) != (
+            mesh.axis_names, mesh.axis_sizes):
+        return mesh
+    if current.axis_types == mesh.axis_types:
+        return current
+    key = (current, mesh.axis_types)
+    hit = _meshes.get(key)
+    if hit is None:
+        if len(_meshes) > 64:
+            _meshes.clear()
+        hit = _meshes[key] = Mesh(current.devices, current.axis_names,
+                                  axis_types=mesh.axis_types)
+    return hit
 
 
 @contextlib.contextmanager

@@ -27,6 +27,7 @@ from yax.runtime.named_sharding import (  # noqa: F401
 )
 from yax.runtime.partition_spec import UNCONSTRAINED, P, PartitionSpec  # noqa: F401
 from yax.transforms.reshard import reshard  # noqa: F401
+from yax.transforms.sharding_axes import auto_axes, explicit_axes  # noqa: F401
 
 
 def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceSharding:
@@ -38,4 +39,4 @@ __all__ = ["AbstractMesh", "Mesh", "NamedSharding", "PartitionSpec", "P", "Shard
            "SingleDeviceSharding",
            "ShardingError", "UNCONSTRAINED", "current_mesh", "make_mesh", "use_mesh", "AxisType",
            "get_abstract_mesh", "get_mesh", "reshard", "set_mesh", "make_single_device_sharding",
-           "use_abstract_mesh"]
+           "use_abstract_mesh", "auto_axes", "explicit_axes"]

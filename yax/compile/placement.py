@@ -18,7 +18,7 @@ from yax import tree_util
 from yax.core.ir import subjaxprs
 from yax.interpreters import sharding_lowering as sl
 from yax.runtime import guards, sharding_bridge, transfer
-from yax.runtime.mesh import Mesh
+from yax.runtime.mesh import AxisType, Mesh
 from yax.runtime.mesh import current_mesh as _current_mesh
 from yax.runtime.named_sharding import NamedSharding, Sharding, ShardingError, SingleDeviceSharding
 from yax.runtime.partition_spec import PartitionSpec
@@ -132,7 +132,7 @@ def _typed_placement(aval, in_sh, arg_sh):
     mesh's devices laid out as the type's mesh)."""
     typed = getattr(aval, "sharding", None)
     if typed is None:
-        return None
+        return _replicated_on_explicit(aval, in_sh, arg_sh)
     abstract = typed.mesh
     meshes = [s.mesh for s in (*in_sh, *arg_sh) if isinstance(s, NamedSharding)]
     for m in meshes:
@@ -149,6 +149,21 @@ def _typed_placement(aval, in_sh, arg_sh):
     mesh = Mesh(np.asarray(devices).reshape(abstract.axis_sizes), abstract.axis_names,
                 axis_types=abstract.axis_types)
     return NamedSharding(mesh, typed.spec)
+
+
+def _replicated_on_explicit(aval, in_sh, arg_sh):
+    """An untyped result of a program over a mesh whose axes are all Explicit is replicated
+    (its type says so), as jax places it, rather than where the compiler would leave it."""
+    shape = getattr(aval, "shape", None)
+    if shape is None:
+        return None
+    for s in (*in_sh, *arg_sh):
+        if isinstance(s, NamedSharding):
+            types = s.mesh.axis_types
+            if types and all(t is AxisType.Explicit for t in types):
+                return NamedSharding(s.mesh, PartitionSpec(*(None,) * len(shape)))
+            return None
+    return None
 
 
 def annotate(mctx, placement: Placement, n_consts: int, in_avals, out_avals) -> None:

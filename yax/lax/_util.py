@@ -18,6 +18,7 @@ from yax.runtime.named_sharding import (
     result_sharding,
     type_sharding,
 )
+from yax.runtime.partition_spec import PartitionSpec
 from yax.runtime.values import canonical_scalar
 
 
@@ -100,6 +101,11 @@ def with_out_sharding(x, sharding):
     constraint: XLA's partitioner moves the data, and the result's type names the sharding."""
     if sharding is None:
         return x
+    spec, ndim = sharding.spec, len(getattr(x, "shape", ()))
+    if len(spec) < ndim:  # as jax: the result's spec has an entry per dimension
+        sharding = NamedSharding(sharding.mesh, PartitionSpec(
+            *spec, *(None,) * (ndim - len(spec)), unreduced=spec.unreduced,
+            reduced=spec.reduced))
     return sharding_constraint_p.bind(x, sharding=sharding, mesh=sharding.mesh)
 
 

@@ -210,26 +210,29 @@ def _reshape(avals, outs, *, new_sizes, dimensions):
 
 
 def _reshape_dims(x, new):
-    """Group operand and result dimensions into runs of equal products. A run of operand
-    dimensions merged into one result dimension shards it over all their axes (major first);
-    one operand dimension split into several shards the first (which must divide); any other
-    run must be unsharded. None: no rule applies (out_sharding= decides)."""
-    old, ent, mesh = x.shape, entries(x), x.sharding.mesh
+    """Group operand and result dimensions (size-1 ones aside) into runs of equal products. A
+    run of operand dimensions merged into one result dimension shards it over all their axes
+    (major first); one operand dimension split into several shards the first (which must
+    divide); any other run must be unsharded. None: no rule applies (out_sharding= decides)."""
+    ent, mesh = entries(x), x.sharding.mesh
+    if any(ent[k] is not None and mesh.axis_size(_names(ent[k])) > 1
+           for k, d in enumerate(x.shape) if d == 1):
+        return None
+    old = [k for k, d in enumerate(x.shape) if d != 1]
+    keep = [k for k, d in enumerate(new) if d != 1]
     out, i, j = [None] * len(new), 0, 0
-    while i < len(old) or j < len(new):
-        gi, gj = [i], [j]
-        if i >= len(old) or j >= len(new):  # trailing size-1 dimensions
-            return None if any(ent[k] is not None for k in range(i, len(old))) else out
-        pi, pj = old[i], new[j]
+    while i < len(old) and j < len(keep):
+        gi, gj = [old[i]], [keep[j]]
+        pi, pj = x.shape[old[i]], new[keep[j]]
         i, j = i + 1, j + 1
         while pi != pj:
             if pi < pj and i < len(old):
-                pi *= old[i]
-                gi.append(i)
+                pi *= x.shape[old[i]]
+                gi.append(old[i])
                 i += 1
-            elif j < len(new):
-                pj *= new[j]
-                gj.append(j)
+            elif pj < pi and j < len(keep):
+                pj *= new[keep[j]]
+                gj.append(keep[j])
                 j += 1
             else:
                 return None

@@ -30,6 +30,10 @@ def out_sharding_of(name: str, out_sharding):
     if out_sharding is None:
         return None
     spec = getattr(out_sharding, "spec", out_sharding)
+    if getattr(spec, "unreduced", None) or getattr(spec, "reduced", None):
+        raise NotImplementedError(
+            f"{name}: out_sharding={out_sharding!r} asks for an unreduced (or reduced) result, "
+            f"which yax computes only with device_put; leave unreduced= out to get the sum")
     nothing = isinstance(spec, tuple) and all(e is None for e in spec) and not getattr(
         spec, "unreduced", None)
     if isinstance(out_sharding, NamedSharding):

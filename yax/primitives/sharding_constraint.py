@@ -21,7 +21,12 @@ from yax.interpreters import sharding_lowering as sl
 from yax.primitives._ad_rules import linear_jvp
 from yax.runtime import sharding_bridge, transfer
 from yax.runtime.array import Array
-from yax.runtime.named_sharding import NamedSharding, on_current_mesh, type_sharding
+from yax.runtime.named_sharding import (
+    NamedSharding,
+    ShardingError,
+    on_current_mesh,
+    type_sharding,
+)
 from yax.runtime.partition_spec import PartitionSpec
 
 __all__ = ["with_sharding_constraint"]
@@ -34,6 +39,11 @@ def _abstract_eval(x, *, sharding, mesh):
 
 
 def _lower(ctx, x, *, sharding, mesh):
+    typed = getattr(ctx.avals_in[0], "sharding", None)
+    if typed is not None and typed.spec.unreduced:  # eagerly, its impl sums the summands
+        raise ShardingError(f"a compiled reshard of an unreduced array "
+                            f"({ctx.avals_in[0].str_short()}) is not supported by yax; reshard "
+                            f"it outside jit")
     ndim = len(ctx.avals_in[0].shape)
     attr = sl.named_sharding_attr(ctx.module_ctx, sharding, ndim)
     return [sdy.ShardingConstraintOp(x, attr).result]

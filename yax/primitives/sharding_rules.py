@@ -98,11 +98,6 @@ def _out(name, avals, aval, dims, mesh, unreduced=frozenset()):
     return typed(aval, dims, mesh, unreduced)
 
 
-def _unreduced(avals) -> frozenset:
-    sets = {a.sharding.spec.unreduced for a in avals if getattr(a, "sharding", None) is not None}
-    return next(iter(sets)) if len(sets) == 1 else frozenset()
-
-
 # --- the rule kinds -----------------------------------------------------------------------------
 
 def _elementwise(name):
@@ -120,7 +115,7 @@ def _elementwise(name):
                     raise ShardingTypeError(f"{name} got incompatible shardings for "
                                             f"broadcasting: {specs}.")
                 dims.append(found.pop() if found else None)
-            res.append(_out(name, avals, out, dims, mesh, _unreduced(avals)))
+            res.append(_out(name, avals, out, dims, mesh))
         return res
     return rule
 
@@ -418,6 +413,8 @@ def sharding_rule(primitive):
     name, own = primitive.name, _TABLE.get(primitive.name)
 
     def rule(avals, outs, **params):
+        if name != "sharding_constraint":
+            _refuse_unreduced(name, avals)
         forced = forced_result(name)
         if forced is not None and len(forced[0]) <= len(outs[0].shape):
             dims, unreduced = forced
@@ -425,6 +422,16 @@ def sharding_rule(primitive):
             return [_out(name, avals, outs[0], dims, _mesh_of(name, avals), unreduced)]
         return own(avals, outs, **params)
     return rule
+
+
+def _refuse_unreduced(name, avals) -> None:
+    for a in avals:
+        s = getattr(a, "sharding", None)
+        if s is not None and (s.spec.unreduced or s.spec.reduced):
+            raise ShardingTypeError(
+                f"{name} of {', '.join(x.str_short() for x in avals)}: yax does not compute on "
+                f"unreduced (or reduced) arrays; reshard the operand first "
+                f"(yax.reshard(x, P(...)) without unreduced= sums its partial values)")
 
 
 def _install() -> None:

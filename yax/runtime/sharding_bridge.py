@@ -38,7 +38,11 @@ def _jax_mesh(mesh: Mesh):
 
 
 def _jax_spec(spec: PartitionSpec):
-    return jax.sharding.PartitionSpec(*[None if p is UNCONSTRAINED else p for p in spec])
+    entries = [None if p is UNCONSTRAINED else p for p in spec]
+    if spec.unreduced or spec.reduced:
+        return jax.sharding.PartitionSpec(*entries, unreduced=spec.unreduced,
+                                          reduced=spec.reduced)
+    return jax.sharding.PartitionSpec(*entries)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -191,7 +195,10 @@ def from_jax(jax_sharding):
         m = jax_sharding.mesh
         types = tuple(getattr(AxisType, t.name) for t in m.axis_types)
         mesh = Mesh(np.asarray(m.devices), tuple(m.axis_names), axis_types=types)
-        spec = PartitionSpec(*[p for p in jax_sharding.spec])
+        js = jax_sharding.spec
+        spec = PartitionSpec(*getattr(js, "partitions", js),
+                             unreduced=getattr(js, "unreduced", frozenset()),
+                             reduced=getattr(js, "reduced", frozenset()))
         out = NamedSharding(mesh, spec)
     elif isinstance(jax_sharding, jax.sharding.SingleDeviceSharding):
         out = SingleDeviceSharding(next(iter(jax_sharding.device_set)))

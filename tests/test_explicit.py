@@ -275,6 +275,15 @@ def auto_mesh_case(api, jnp):
             np.asarray(z).tolist()
 check("auto mesh", auto_mesh_case)
 
+# unreduced: each device along Y holds a summand (the part it held before); the value reads back
+def unreduced_case(api, jnp):
+    y = api.device_put(X(api), api.P("X", None, unreduced={"Y"}))
+    shards = [(str(s.device), np.asarray(s.data).tolist()) for s in y.addressable_shards]
+    z = api.device_put(np.arange(8.0, dtype=np.float32), api.P("X", unreduced={"Y"}))
+    return (str(y.sharding), str(api.typeof(y)), shards,
+            [np.asarray(s.data).tolist() for s in z.addressable_shards])
+check("unreduced device_put", unreduced_case)
+
 def reprs(api, jnp):
     x = X(api)
     return [str(x.sharding), str(api.typeof(x).sharding), repr(api.typeof(x)),
@@ -288,6 +297,29 @@ print("REPORT" + json.dumps(report))
 def child_report():
     out = run_on_devices(_CHILD, n=8, timeout=300)
     return json.loads(out.split("REPORT", 1)[1])
+
+
+def test_a_primitive_without_a_sharding_rule_says_so():
+    mesh = yax.make_mesh((1,), ("d",))
+    with yax.set_mesh(mesh):
+        x = yax.device_put(np.ones((4, 4), np.float32), P("d"))
+        with pytest.raises(yax.errors.NotImplementedRuleError, match="no sharding rule"):
+            yax.lax.reduce_window(x, 0.0, yax.lax.add, (2, 2), (1, 1), "VALID")
+        with pytest.raises(yax.sharding.ShardingError, match="names mesh axis 'e'"):
+            yax.device_put(x, P("d", unreduced={"e"}))
+
+
+def test_unreduced_arrays_read_back_summed_and_are_not_computed_on():
+    mesh = yax.make_mesh((1,), ("d",))
+    with yax.set_mesh(mesh):
+        x = yax.device_put(np.arange(4.0, dtype=np.float32), P(unreduced={"d"}))
+        assert str(yax.typeof(x)) == "float32[4]{U:d}"
+        np.testing.assert_array_equal(np.asarray(x), np.arange(4.0))
+        with pytest.raises(yax.sharding.ShardingError, match="unreduced"):
+            x + 1
+        np.testing.assert_array_equal(np.asarray(yax.reshard(x, P())), np.arange(4.0))
+        with pytest.raises(NotImplementedError, match="unreduced"):
+            yax.numpy.zeros(4, out_sharding=P(unreduced={"d"}))
 
 
 def test_explicit_sharding_cases_match_jax(child_report):

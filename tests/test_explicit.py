@@ -126,7 +126,9 @@ def typed(fn, jit=False):
                 seen.append(str(api.typeof(r)))
                 return r
             r = api.jit(f)(*made)
-        return str(api.typeof(r)), seen[0], np.asarray(r).tolist(), str(r.sharding.spec)
+        value = np.asarray(r)
+        value = np.round(value, 4) if value.dtype.kind == "f" else value
+        return str(api.typeof(r)), seen[0], value.tolist(), str(r.sharding.spec)
     return run
 
 def check(name, fn, same_error=True):
@@ -190,6 +192,18 @@ CASES = {
     "reshard_replicated": lambda a, n: a.reshard(X(a), a.P()),
     "slice_free": lambda a, n: R(a)[:, 1:3],
     "rev": lambda a, n: n.flip(R(a), axis=1),
+    "vmap": lambda a, n: a.vmap(n.sin)(R(a)),
+    "vmap_axis1": lambda a, n: a.vmap(lambda r: r * 2, in_axes=1, out_axes=1)(R(a)),
+    "fori_loop": lambda a, n: a.lax.fori_loop(0, 3, lambda i, c: c * 2, X(a)),
+    "cond": lambda a, n: a.lax.cond(True, lambda v: v + 1, lambda v: v * 2, X(a)),
+    "scan_sharded_xs": lambda a, n: a.lax.scan(lambda c, r: (c + r, r), n.zeros(4), R(a))[1],
+    "grad_sin": lambda a, n: a.grad(lambda v: n.sum(n.sin(v / 32) ** 2))(X(a)),
+    "checkpoint_grad": lambda a, n: a.grad(a.checkpoint(lambda v: n.sum(n.tanh(v / 32))))(R(a)),
+    "softmax": lambda a, n: a.nn.softmax(R(a) / 32, axis=-1),
+    "mean0": lambda a, n: n.mean(X(a), axis=0),
+    "strided": lambda a, n: R(a)[:, ::2],
+    "clip": lambda a, n: n.clip(X(a), 3.0, 20.0),
+    "norm": lambda a, n: n.linalg.norm(R(a), axis=1),
     "take_along_rows": lambda a, n: n.take_along_axis(
         R(a), put(a, (8, 1), "X", None, dtype=np.int32) % 4, axis=1),
 }

@@ -350,6 +350,20 @@ def _gather(avals, outs, *, dimension_numbers, slice_sizes, **params):
     return [_out("gather", avals, outs[0], dims, _mesh_of("gather", avals))]
 
 
+def _scan(avals, outs, *, jaxpr, num_consts, num_carry, **params):
+    """Scanned operands must be unsharded along the scanned axis (as jax); the stacked
+    results are typed as the body's, unsharded along the new leading axis."""
+    for x in avals[num_consts + num_carry:]:
+        if entries(x) and entries(x)[0] is not None:
+            raise ShardingTypeError(f"0th dimension of all xs should be replicated. Got "
+                                    f"{x.sharding.spec}")
+    res = list(outs[:num_carry])
+    for o, body in zip(outs[num_carry:], jaxpr.out_avals[num_carry:], strict=True):
+        s = getattr(body, "sharding", None)
+        res.append(o if s is None else typed(o, (None, *entries(body)), s.mesh))
+    return res
+
+
 def _typed(avals, outs, **params):
     """The results' types come from a typed sub-program or a param: keep them."""
     return outs
@@ -403,7 +417,8 @@ _TABLE = {
     "dot_general": _dot_general,
     "gather": _gather,
     "sharding_constraint": _constraint,
-    **{n: _typed for n in "pjit cond while scan custom_jvp_call custom_vjp_call custom_vjp_lin "
+    "scan": _scan,
+    **{n: _typed for n in "pjit cond while custom_jvp_call custom_vjp_call custom_vjp_lin "
        "remat name custom_linear_solve shard_map custom_vmap_call".split()},
 }
 

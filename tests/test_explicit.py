@@ -197,6 +197,9 @@ CASES = {
     "fori_loop": lambda a, n: a.lax.fori_loop(0, 3, lambda i, c: c * 2, X(a)),
     "cond": lambda a, n: a.lax.cond(True, lambda v: v + 1, lambda v: v * 2, X(a)),
     "scan_sharded_xs": lambda a, n: a.lax.scan(lambda c, r: (c + r, r), n.zeros(4), R(a))[1],
+    "scan_free": lambda a, n: a.lax.scan(lambda c, r: (c + r, r * 2),
+                                         n.zeros(4, out_sharding=a.P("X")), C(a))[1],
+    "scan_carry_type": lambda a, n: a.lax.scan(lambda c, r: (c + r, r), n.zeros(4), C(a))[1],
     "grad_sin": lambda a, n: a.grad(lambda v: n.sum(n.sin(v / 32) ** 2))(X(a)),
     "checkpoint_grad": lambda a, n: a.grad(a.checkpoint(lambda v: n.sum(n.tanh(v / 32))))(R(a)),
     "softmax": lambda a, n: a.nn.softmax(R(a) / 32, axis=-1),
@@ -208,7 +211,7 @@ CASES = {
         R(a), put(a, (8, 1), "X", None, dtype=np.int32) % 4, axis=1),
 }
 # where yax's message is its own (jax's names its internals): only "both raise" is compared
-OWN_MESSAGES = {"dot_inconsistent"}
+OWN_MESSAGES = {"dot_inconsistent", "scan_carry_type"}
 # eager yax indexing turns a concrete index array into NumPy data (so its sharding, part of
 # its type, is lost and the gather over a sharded axis is refused): checked under jit only
 JIT_ONLY = {"take_along_rows"}
@@ -231,7 +234,17 @@ def grad_case(api, jnp):
     return str(api.typeof(g)), str(api.typeof(gj)), np.round(np.asarray(g), 4).tolist()
 check("grad", grad_case)
 
-# vmap over the unsharded axis keeps the other's sharding out of the batched dims
+# vmap: the body sees the other dimensions' shardings
+def vmap_case(api, jnp):
+    seen = []
+    def f(r):
+        seen.append(str(api.typeof(r)))
+        return r * 2
+    x = X(api)
+    out, out1 = api.vmap(f)(x), api.vmap(f, in_axes=1)(x)
+    return seen, str(api.typeof(out)), str(api.typeof(out1))
+check("vmap body types", vmap_case)
+
 def jvp_case(api, jnp):
     x = X(api)
     p, t = api.jvp(jnp.sin, (x,), (jnp.ones_like(x),))

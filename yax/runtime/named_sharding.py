@@ -287,6 +287,17 @@ def typed(aval, spec_entries, mesh, unreduced=frozenset(), reduced=frozenset()):
     return aval.update(sharding=sharding)
 
 
+def without_leading_dim(aval):
+    """`aval` with its first dimension removed, the others keeping their sharding (a scanned
+    slice's type)."""
+    sharding = getattr(aval, "sharding", None)
+    out = aval.update(shape=aval.shape[1:])
+    if sharding is None:
+        return out
+    spec = tuple(sharding.spec) + (None,) * (aval.ndim - len(sharding.spec))
+    return typed(out, spec[1:], sharding.mesh)
+
+
 def resolve_spec(spec, what: str) -> NamedSharding:
     """`out_sharding=` given as a PartitionSpec (over the current abstract mesh) or a
     NamedSharding, as a NamedSharding."""

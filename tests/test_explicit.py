@@ -311,6 +311,15 @@ def unreduced_case(api, jnp):
             [np.asarray(s.data).tolist() for s in z.addressable_shards])
 check("unreduced device_put", unreduced_case)
 
+# jit's out_shardings over Explicit axes is the results' type, which later operations follow
+def out_shardings_case(api, jnp):
+    mesh = api.sharding.get_abstract_mesh()
+    s = api.sharding.NamedSharding(api.make_mesh((4, 2), ("X", "Y")), api.P("X"))
+    y = api.jit(lambda a: a * 2, out_shardings=s)(np.ones((8, 4), np.float32))
+    z = y + 1
+    return str(api.typeof(y)), str(api.typeof(z)), str(z.sharding.spec), str(mesh)
+check("jit out_shardings", out_shardings_case)
+
 def reprs(api, jnp):
     x = X(api)
     return [str(x.sharding), str(api.typeof(x).sharding), repr(api.typeof(x)),

@@ -320,6 +320,14 @@ def out_shardings_case(api, jnp):
     return str(api.typeof(y)), str(api.typeof(z)), str(z.sharding.spec), str(mesh)
 check("jit out_shardings", out_shardings_case)
 
+def callback_case(api, jnp):
+    s = api.sharding.NamedSharding(api.make_mesh((4, 2), ("X", "Y")), api.P("X"))
+    data = np.arange(32, dtype=np.float32).reshape(8, 4)
+    y = api.make_array_from_callback((8, 4), s, lambda idx: data[idx])
+    z = y.sum(1) + 1
+    return str(api.typeof(y)), str(api.typeof(z)), str(z.sharding.spec), np.asarray(z).tolist()
+check("make_array_from_callback", callback_case)
+
 def reprs(api, jnp):
     x = X(api)
     return [str(x.sharding), str(api.typeof(x).sharding), repr(api.typeof(x)),

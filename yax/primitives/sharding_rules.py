@@ -123,7 +123,8 @@ def _elementwise(name):
 def _each(name):
     """Multiple results, result i sharded as operand i (optimization_barrier)."""
     def rule(avals, outs, **params):
-        return [typed(o, entries(a), a.sharding.mesh) if a.sharding is not None else o
+        return [typed(o, entries(a), a.sharding.mesh)
+                if getattr(a, "sharding", None) is not None else o
                 for a, o in zip(avals, outs, strict=True)]
     return rule
 

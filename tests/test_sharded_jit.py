@@ -30,7 +30,8 @@ def jspec(arr):
 def close(a, b, tol=1e-4):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
 
-mesh = make_mesh((8,), ("x",))
+# Auto, as jmesh (jax's Mesh(...) default; make_mesh's axes are Explicit, test_explicit.py)
+mesh = make_mesh((8,), ("x",), (yax.sharding.AxisType.Auto,))
 jmesh = jax.sharding.Mesh(np.array(jax.devices()), ("x",))
 rs = np.random.RandomState(0)
 a = rs.randn(16, 4).astype(np.float32)

@@ -230,11 +230,16 @@ def test_out_sharding_none_changes_nothing(name):
 
 
 @pytest.mark.parametrize("name", sorted(_OUT_SHARDING_CALLS))
-def test_out_sharding_that_shards_is_refused(name):
-    mesh = yax.make_mesh((1,), ("x",))
-    sharding = yax.sharding.NamedSharding(mesh, yax.sharding.PartitionSpec("x"))
-    with pytest.raises(NotImplementedError, match="out_sharding"):
-        _OUT_SHARDING_CALLS[name](yax, sharding)
+def test_out_sharding_that_shards_types_the_result_as_jax(name):
+    # explicit sharding (tests/test_explicit.py): the result is placed, and typed, as asked
+    def run(api):
+        mesh = api.make_mesh((1,), ("x",))
+        with api.set_mesh(mesh):
+            out = _OUT_SHARDING_CALLS[name](api, api.sharding.NamedSharding(mesh, api.P("x")))
+            return str(api.typeof(out)), np.asarray(out)
+    (got, got_value), (want, want_value) = run(yax), run(jax)
+    assert got == want and "@x" in got
+    np.testing.assert_array_equal(got_value, want_value)
 
 
 _DEVICE_CALLS = {

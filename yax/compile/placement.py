@@ -18,7 +18,7 @@ from yax import tree_util
 from yax.core.ir import subjaxprs
 from yax.interpreters import sharding_lowering as sl
 from yax.runtime import guards, sharding_bridge, transfer
-from yax.runtime.mesh import Mesh
+from yax.runtime.mesh import AxisType, Mesh
 from yax.runtime.mesh import current_mesh as _current_mesh
 from yax.runtime.named_sharding import NamedSharding, Sharding, ShardingError, SingleDeviceSharding
 from yax.runtime.partition_spec import PartitionSpec
@@ -86,6 +86,8 @@ def resolve(paths, avals, in_sh, arg_sh, out_sh, out_avals, jaxpr) -> Placement 
 
     `in_sh`/`arg_sh`: per argument leaf, the requested sharding and the committed sharding of a
     multi-device argument. Raises ShardingError for mixed device sets or non-dividing specs."""
+    out_sh = [s if s is not None else _typed_placement(a, in_sh, arg_sh)
+              for a, s in zip(out_avals, out_sh, strict=True)]
     named = [(f"argument {p}", a, s) for p, a, s in zip(paths, avals, in_sh) if s is not None]
     named += [(f"argument {p}", a, s) for p, a, s, r in zip(paths, avals, arg_sh, in_sh)
               if s is not None and r is None]
@@ -122,6 +124,46 @@ def resolve(paths, avals, in_sh, arg_sh, out_sh, out_avals, jaxpr) -> Placement 
     if avals and arg_sh[0] is not None and isinstance(ins[0], NamedSharding):
         first = (ins[0], len(avals[0].shape))
     return Placement(mesh, ins, list(out_sh), first)
+
+
+def _typed_placement(aval, in_sh, arg_sh):
+    """A result whose type names a sharding over Explicit mesh axes is placed so: over the
+    concrete mesh of the arguments with those axis names and sizes (else the first argument
+    mesh's devices laid out as the type's mesh)."""
+    typed = getattr(aval, "sharding", None)
+    if typed is None:
+        return _replicated_on_explicit(aval, in_sh, arg_sh)
+    abstract = typed.mesh
+    meshes = [s.mesh for s in (*in_sh, *arg_sh) if isinstance(s, NamedSharding)]
+    for m in meshes:
+        if (m.axis_names, m.axis_sizes) == (abstract.axis_names, abstract.axis_sizes):
+            return NamedSharding(m, typed.spec)
+    current = _current_mesh()
+    if current is not None and (current.axis_names, current.axis_sizes) == (
+            abstract.axis_names, abstract.axis_sizes):
+        return NamedSharding(current, typed.spec)
+    devices = meshes[0].devices if meshes else (current.devices if current is not None
+                                                else None)
+    if devices is None or devices.size != abstract.size:
+        return None
+    mesh = Mesh(np.asarray(devices).reshape(abstract.axis_sizes), abstract.axis_names,
+                axis_types=abstract.axis_types)
+    return NamedSharding(mesh, typed.spec)
+
+
+def _replicated_on_explicit(aval, in_sh, arg_sh):
+    """An untyped result of a program over a mesh whose axes are all Explicit is replicated
+    (its type says so), as jax places it, rather than where the compiler would leave it."""
+    shape = getattr(aval, "shape", None)
+    if shape is None:
+        return None
+    for s in (*in_sh, *arg_sh):
+        if isinstance(s, NamedSharding):
+            types = s.mesh.axis_types
+            if types and all(t is AxisType.Explicit for t in types):
+                return NamedSharding(s.mesh, PartitionSpec(*(None,) * len(shape)))
+            return None
+    return None
 
 
 def annotate(mctx, placement: Placement, n_consts: int, in_avals, out_avals) -> None:

@@ -24,18 +24,23 @@ def short_dtype_name(dt) -> str:
 
 
 class ShapedArray:
-    """An array's shape, dtype and weak type (weak: born from a Python scalar)."""
+    """An array's shape, dtype and weak type (weak: born from a Python scalar), and, for an
+    array sharded over Explicit mesh axes, its `sharding` (a NamedSharding over an
+    AbstractMesh whose spec names only Explicit axes; None for every other array, so that plain
+    avals cost nothing more)."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "_hash")
 
-    def __init__(self, shape, dtype, weak_type: bool = False):
+    def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
         try:
             self.shape = tuple(int(d) for d in shape)
         except Exception:  # noqa: BLE001  symbolic dims (yax.export) refuse int(); keep them
             self.shape = dims_of(shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
-        self._hash = hash((self.shape, self.dtype, self.weak_type))
+        self.sharding = sharding
+        self._hash = (hash((self.shape, self.dtype, self.weak_type)) if sharding is None else
+                      hash((self.shape, self.dtype, self.weak_type, sharding)))
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: math.prod(self.shape))
@@ -44,34 +49,52 @@ class ShapedArray:
         if self is other:  # eager results of one cached executable share their aval objects
             return True
         return (isinstance(other, ShapedArray) and self.shape == other.shape
-                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+                and self.dtype == other.dtype and self.weak_type == other.weak_type
+                and self.sharding == other.sharding)
 
     def __hash__(self):
         return self._hash
 
     def strip_weak_type(self) -> ShapedArray:
-        return ShapedArray(self.shape, self.dtype) if self.weak_type else self
+        return ShapedArray(self.shape, self.dtype, False, self.sharding) if self.weak_type \
+            else self
 
-    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+    def update(self, shape=None, dtype=None, weak_type=None, sharding=False) -> ShapedArray:
+        """A copy with the given fields replaced; a new shape drops the sharding (it named the
+        old dimensions) unless one is given (None: unsharded)."""
+        if sharding is False:
+            sharding = self.sharding if shape is None else None
         return ShapedArray(self.shape if shape is None else shape,
                            self.dtype if dtype is None else dtype,
-                           self.weak_type if weak_type is None else weak_type)
+                           self.weak_type if weak_type is None else weak_type, sharding)
+
+    def _dims(self) -> str:
+        """`8@X,4@(X,Y)` plus `{U:Y}`: a sharded dimension names its Explicit mesh axes."""
+        if self.sharding is None:
+            return ",".join(str(d) for d in self.shape) + "]"
+        spec = self.sharding.spec
+        out = []
+        for i, d in enumerate(self.shape):
+            e = spec[i] if i < len(spec) else None
+            out.append(str(d) if e is None else f"{d}@{e}" if isinstance(e, str) else
+                       f"{d}@({','.join(e)})")
+        extra = "".join(f"{{{k}:{','.join(sorted(v))}}}" for k, v in
+                        (("U", getattr(spec, "unreduced", ())), ("R", getattr(spec, "reduced", ())))
+                        if v)
+        return ",".join(out) + "]" + extra
 
     def str_short(self) -> str:
-        dims = ",".join(str(d) for d in self.shape)
-        return f"{short_dtype_name(self.dtype)}[{dims}]"
+        return f"{short_dtype_name(self.dtype)}[{self._dims()}"
 
     def str_long(self) -> str:
         """As jax names a tracer's type: the full dtype name, `~` marking a weak type."""
-        dims = ",".join(str(d) for d in self.shape)
         name = getattr(self.dtype, "name", str(self.dtype))
-        return f"{'~' if self.weak_type else ''}{name}[{dims}]"
+        return f"{'~' if self.weak_type else ''}{name}[{self._dims()}"
 
     def __repr__(self):
         # as jax: full dtype names here (jaxprs print the short ones), the weak type spelled out
         weak = ", weak_type=True" if self.weak_type else ""
-        dims = ",".join(str(d) for d in self.shape)
-        return f"ShapedArray({np.dtype(self.dtype).name}[{dims}]{weak})"
+        return f"ShapedArray({np.dtype(self.dtype).name}[{self._dims()}{weak})"
 
     def __str__(self):
         return self.str_long()  # `print(jax.typeof(x))` shows `~float32[]`

@@ -25,8 +25,11 @@ Rules:
   fold(atoms, out_avals, **params) -> list of atoms or None: optional, while staging: results
     known without an equation (a constant folded into a Literal, or an input passed through
     when the operation does nothing), as jax's staging folds and forwards
+  sharding(avals_in, avals_out, **params) -> avals_out typed with their shardings over Explicit
+    mesh axes (yax.primitives.sharding_rules); used only when an operand's aval has a sharding
 A missing required rule raises NotImplementedRuleError naming the primitive and the
-transformation; the optional ones (impl, partial_eval, checkify) are None when absent.
+transformation; the optional ones (impl, partial_eval, checkify, fold, sharding) are None when
+absent.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ _REQUIRED_RULES = {
     "transpose": ("transposition (reverse mode)", "; it is not linear"),
     "batch": ("batching (vmap)", " (see the vmap issue)"),
 }
-_OPTIONAL_RULES = ("impl", "partial_eval", "checkify", "fold")
+_OPTIONAL_RULES = ("impl", "partial_eval", "checkify", "fold", "sharding")
 RULE_NAMES = (*_REQUIRED_RULES, *_OPTIONAL_RULES)
 
 
@@ -78,14 +81,14 @@ class Primitive:
                  jvp: Callable | None = None, transpose: Callable | None = None,
                  batch: Callable | None = None, impl: Callable | None = None,
                  partial_eval: Callable | None = None, checkify: Callable | None = None,
-                 fold: Callable | None = None):
+                 fold: Callable | None = None, sharding: Callable | None = None):
         self.name = name
         self.multiple_results = multiple_results
         for rule in RULE_NAMES:
             self._clear(rule)
         self.define(abstract_eval=abstract_eval, lower=lower, jvp=jvp, transpose=transpose,
                     batch=batch, impl=impl, partial_eval=partial_eval, checkify=checkify,
-                    fold=fold)
+                    fold=fold, sharding=sharding)
         _REGISTRY[name] = self
 
     def define(self, **rules: Callable | None) -> Primitive:
@@ -136,8 +139,22 @@ class Primitive:
         """Run abstract_eval and normalise its result to a list."""
         out = self.abstract_eval(*avals, **params)
         if self.multiple_results:
-            return list(out)
-        return out if isinstance(out, list) else [out]
+            out = list(out)
+        elif not isinstance(out, list):
+            out = [out]
+        for a in avals:  # only arrays sharded over Explicit mesh axes carry a sharding
+            if getattr(a, "sharding", None) is not None:
+                return self._typed_out_avals(avals, out, params)
+        return out
+
+    def _typed_out_avals(self, avals, out, params) -> list:
+        if self.sharding is None:
+            ins = ", ".join(a.str_short() for a in avals)
+            raise errors.NotImplementedRuleError(
+                f"primitive `{self.name}` has no sharding rule, and its operands ({ins}) are "
+                f"sharded over Explicit mesh axes; reshard them unsharded first "
+                f"(yax.reshard(x, P())), or run it under yax.sharding.auto_axes")
+        return self.sharding(avals, out, **params)
 
     def __repr__(self):
         return self.name

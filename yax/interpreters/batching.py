@@ -15,6 +15,7 @@ from yax.core.ir import ClosedJaxpr
 from yax.core.trace import Trace, Tracer, current_trace, run_in_trace, use_trace
 from yax.interpreters.eval_jaxpr import eval_jaxpr
 from yax.interpreters.staging import trace_to_jaxpr
+from yax.runtime.named_sharding import typed
 
 not_mapped = None
 
@@ -31,7 +32,13 @@ class BatchTracer(Tracer):
     def aval(self):
         aval = aval_of_value(self.val)
         shape = aval.shape[:self.bdim] + aval.shape[self.bdim + 1:]
-        return aval.update(shape=shape)
+        sharding = getattr(aval, "sharding", None)
+        if sharding is None:
+            return aval.update(shape=shape)
+        # the other dimensions keep their Explicit-axis sharding (the type the body sees)
+        spec = tuple(sharding.spec) + (None,) * (aval.ndim - len(sharding.spec))
+        return typed(aval.update(shape=shape), spec[:self.bdim] + spec[self.bdim + 1:],
+                     sharding.mesh)
 
     def __repr__(self):
         batched = aval_of_value(self.val).str_long()

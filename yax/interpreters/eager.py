@@ -21,7 +21,8 @@ from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from yax.core.trace import Trace, Tracer, set_eval_trace
 from yax.runtime import backend, guards, sharding_bridge, transfer, values
 from yax.runtime.array import Array
-from yax.runtime.named_sharding import NamedSharding
+from yax.runtime.mesh import get_abstract_mesh
+from yax.runtime.named_sharding import NamedSharding, forced_result, type_sharding
 from yax.runtime.partition_spec import PartitionSpec
 from yax.runtime.values import to_array
 
@@ -249,15 +250,33 @@ def _apply_sharded(primitive, arrays: list, params: dict) -> list:
     """A primitive on inputs spread over several devices runs as one SPMD program on them
     (inputs keep their shardings, outputs as the compiler places them); single-device inputs
     are replicated onto the mesh. Never a gather to one device."""
-    avals = tuple([a.aval for a in arrays])
     shardings = tuple([a._buf.sharding if _sharded(a._buf) else None for a in arrays])
+    avals = tuple([a.aval if s is None else _typed_aval(a) for a, s in zip(arrays, shardings)])
+    # the result type `result_sharding` forces (out_sharding=) is part of what is compiled
     key = (primitive, tuple(params.items()) if params else (), avals, shardings,
-           _STATE["platform"])
+           _STATE["platform"], forced_result(primitive.name))
     hit = _exec_cache.get_or_make(
         key, lambda: _compile_sharded(primitive, avals, params, shardings))
     exe, placer, out_avals = hit
     bufs = exe.run(placer.place_all([a._buf for a in arrays], avals))
     return [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
+
+
+def _typed_aval(a: Array):
+    """The aval of a sharded Array with its sharding over Explicit mesh axes as its type, for
+    Arrays made by a path that did not type them (make_array_from_callback, shard_map...);
+    the axis types are the current abstract mesh's (auto_axes may have made them Auto)."""
+    aval = a.aval
+    if getattr(aval, "sharding", True) is not None:  # typed already (or not a ShapedArray)
+        return aval
+    placed = sharding_bridge.from_jax(a._buf.sharding)
+    if not isinstance(placed, NamedSharding):
+        return aval
+    current, mesh = get_abstract_mesh(), placed.mesh
+    view = current if (current.axis_names, current.axis_sizes) == (
+        mesh.axis_names, mesh.axis_sizes) else None
+    typed = type_sharding(placed, aval.ndim, view)
+    return aval if typed is None else aval.update(sharding=typed)
 
 
 def _compile_sharded(primitive, avals, params, jax_shardings):

@@ -27,8 +27,10 @@ def mesh_symbol(mctx, mesh) -> str:
         # (`mctx.device_ids`, partition order) maps partitions to devices. A mesh laid out in
         # another order lists its devices' partition numbers.
         order = getattr(mctx, "device_ids", None)
-        ids = [d.id for d in mesh.devices.flat]
-        if order is None or ids == list(order):
+        # an AbstractMesh (an array type's, or use_abstract_mesh's) has no devices: its
+        # partitions are the program's, in order
+        ids = [d.id for d in mesh.devices.flat] if hasattr(mesh, "devices") else None
+        if order is None or ids is None or ids == list(order):
             attr = sdy.MeshAttr.get(axes)
         else:
             position = {dev: p for p, dev in enumerate(order)}

@@ -2,26 +2,132 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+
 import numpy as np
 
-from yax import errors
+from yax import errors, tree_util
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
+from yax.primitives.sharding_constraint import sharding_constraint_p
+from yax.runtime.mesh import AbstractMesh, Mesh, current_mesh, get_abstract_mesh
+from yax.runtime.named_sharding import (
+    NamedSharding,
+    resolve_spec,
+    result_sharding,
+    type_sharding,
+)
+from yax.runtime.partition_spec import PartitionSpec
 from yax.runtime.values import canonical_scalar
 
 
-def check_no_out_sharding(name: str, out_sharding) -> None:
-    """`out_sharding` shards a result over explicit mesh axes (jax's explicit-sharding mode),
-    which yax's operations do not do. A value that shards no dimension places nothing and is
-    accepted: None, or a sharding / PartitionSpec whose entries are all None (what flax passes:
-    `jax.typeof(x).sharding` of an unsharded `x`). A real sharding is refused, not ignored."""
+def out_sharding_of(name: str, out_sharding):
+    """The NamedSharding `out_sharding=` asks for (a PartitionSpec names axes of the current
+    abstract mesh, `yax.set_mesh` / `use_abstract_mesh`), or None when it places nothing: None,
+    or a spec sharding no dimension with no mesh set (what flax passes: the `typeof(x).sharding`
+    of an unsharded `x`)."""
+    if out_sharding is None:
+        return None
     spec = getattr(out_sharding, "spec", out_sharding)
-    if out_sharding is None or (isinstance(spec, tuple) and all(e is None for e in spec)):
+    if getattr(spec, "unreduced", None) or getattr(spec, "reduced", None):
+        raise NotImplementedError(
+            f"{name}: out_sharding={out_sharding!r} asks for an unreduced (or reduced) result, "
+            f"which yax computes only with device_put; leave unreduced= out to get the sum")
+    nothing = isinstance(spec, tuple) and all(e is None for e in spec) and not getattr(
+        spec, "unreduced", None)
+    if isinstance(out_sharding, NamedSharding):
+        if nothing and out_sharding.mesh.empty:
+            return None
+        return _concrete(out_sharding)
+    if nothing and get_abstract_mesh().empty:
+        return None
+    return _concrete(resolve_spec(out_sharding, name))
+
+
+def _concrete(sharding: NamedSharding) -> NamedSharding:
+    """Over the current concrete mesh when it is the abstract mesh's (so jit places the program
+    on its devices), with the abstract mesh's axis types (auto_axes may have changed them)."""
+    mesh = sharding.mesh
+    if isinstance(mesh, AbstractMesh):
+        return NamedSharding(concrete_mesh(mesh), sharding.spec)
+    return sharding
+
+
+_meshes: dict = {}
+
+
+def concrete_mesh(mesh: AbstractMesh):
+    """The current concrete mesh with `mesh`'s axis types, or `mesh` itself when the current
+    mesh is not one of its shape."""
+    current = current_mesh()
+    if current is None or (current.axis_names, current.axis_sizes) != (
+            mesh.axis_names, mesh.axis_sizes):
+        return mesh
+    if current.axis_types == mesh.axis_types:
+        return current
+    key = (current, mesh.axis_types)
+    hit = _meshes.get(key)
+    if hit is None:
+        if len(_meshes) > 64:
+            _meshes.clear()
+        hit = _meshes[key] = Mesh(current.devices, current.axis_names,
+                                  axis_types=mesh.axis_types)
+    return hit
+
+
+@contextlib.contextmanager
+def typed_result(primitive: str, sharding, ndim: int | None = None):
+    """Inside, the `primitive` bound on sharded operands has its result typed `sharding`
+    (`out_sharding=` of an operation whose own rule may be ambiguous, such as a dot over
+    sharded contracting dimensions); nothing when `sharding` is None. Without `ndim` the
+    spec's entries apply to results of at least that rank (missing entries: None)."""
+    if sharding is None:
+        yield
         return
-    raise NotImplementedError(
-        f"{name}: out_sharding={out_sharding!r} shards the result over mesh axes, which yax's "
-        f"{name} does not do; pass None, or place the result with yax.device_put / "
-        f"jit's out_shardings")
+    ndim = len(sharding.spec) if ndim is None else ndim
+    typed = type_sharding(sharding, ndim, _types_of(sharding.mesh))
+    dims = (None,) * ndim if typed is None else tuple(typed.spec)
+    unreduced = frozenset() if typed is None else typed.spec.unreduced
+    with result_sharding(primitive, dims, unreduced):
+        yield
+
+
+def _types_of(mesh):
+    current = get_abstract_mesh()
+    if (current.axis_names, current.axis_sizes) == (mesh.axis_names, mesh.axis_sizes):
+        return current
+    return mesh.abstract_mesh
+
+
+def with_out_sharding(x, sharding):
+    """`x` placed as `sharding` (from out_sharding_of; None: unchanged) with a sharding
+    constraint: XLA's partitioner moves the data, and the result's type names the sharding."""
+    if sharding is None:
+        return x
+    spec, ndim = sharding.spec, len(getattr(x, "shape", ()))
+    if len(spec) < ndim:  # as jax: the result's spec has an entry per dimension
+        sharding = NamedSharding(sharding.mesh, PartitionSpec(
+            *spec, *(None,) * (ndim - len(spec)), unreduced=spec.unreduced,
+            reduced=spec.reduced))
+    return sharding_constraint_p.bind(x, sharding=sharding, mesh=sharding.mesh)
+
+
+def out_sharding_param(name: str, primitive: str | None = None):
+    """Give the decorated function an `out_sharding=` keyword realised by `with_out_sharding`
+    on each result (and, with `primitive`, typing that primitive's result inside as
+    `typed_result` does: reshape's rule may be ambiguous where out_sharding decides)."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def wrapped(*args, out_sharding=None, **kwargs):
+            sharding = out_sharding_of(name, out_sharding)
+            if sharding is None:
+                return fn(*args, **kwargs)
+            with typed_result(primitive, sharding) if primitive else contextlib.nullcontext():
+                out = fn(*args, **kwargs)
+            return tree_util.tree_map(lambda x: with_out_sharding(x, sharding), out)
+        return wrapped
+    return wrap
 
 
 def is_python_scalar(x) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from yax import errors
 from yax.core.avals import aval_of_value
 from yax.core.trace import bind
-from yax.lax._util import check_no_out_sharding
+from yax.lax._util import out_sharding_param
 from yax.lax.dot import _preferred, canonicalize_precision
 from yax.primitives.conv import ConvDimensionNumbers, conv_general_dilated_p
 from yax.runtime.values import as_operand
@@ -72,6 +72,7 @@ def _dilated(size: int, dilation: int) -> int:
     return 0 if size == 0 else (size - 1) * dilation + 1
 
 
+@out_sharding_param("conv_general_dilated")
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
                          batch_group_count=1, precision=None, preferred_element_type=None,
@@ -88,11 +89,10 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     Returns:
       The convolution, laid out as the output spec says.
 
-    `out_sharding` must be None (see `check_no_out_sharding`).
+    `out_sharding`: the result's sharding (see `_util.out_sharding_of`).
 
     Example: `conv_general_dilated(x, w, (1, 1), 'SAME')` with x NCHW and w OIHW.
     """
-    check_no_out_sharding("conv_general_dilated", out_sharding)
     lhs, rhs = as_operand(lhs), as_operand(rhs)
     la, ra = aval_of_value(lhs), aval_of_value(rhs)
     dn = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)

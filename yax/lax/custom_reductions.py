@@ -14,7 +14,7 @@ from yax.core import dtypes
 from yax.core.trace import Tracer
 from yax.lax import elementwise as ew
 from yax.lax import reductions, shape, slicing
-from yax.lax._util import check_no_out_sharding
+from yax.lax._util import out_sharding_param
 from yax.lax.associative_scan import associative_scan
 from yax.runtime.values import as_operand, aval_of
 
@@ -40,6 +40,7 @@ def _pairwise_reduce(combine, leaves):
     return [shape.squeeze(x, (0,)) for x in leaves]
 
 
+@out_sharding_param("reduce")
 def reduce(operands, init_values, computation, dimensions, out_sharding=None):
     """Reduce `operands` over `dimensions` with `computation` (a pytree of operands reduced
     together, e.g. a (value, index) pair for an argmax).
@@ -50,14 +51,13 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
       computation: an associative, commutative function of two pytrees like init_values
         returning one; lax.add/mul/max/min with their identities become the fused reductions.
       dimensions: the axes to reduce.
-      out_sharding: only a sharding that shards nothing (see _util.check_no_out_sharding).
+      out_sharding: the results' sharding (see _util.out_sharding_of).
     Returns:
       a pytree like operands, with `dimensions` removed.
 
     Differs from XLA: a user computation is applied as log2(n) rounds of whole-array calls (so
     it may be any traceable function, and every transformation applies), not as a region.
     """
-    check_no_out_sharding("reduce", out_sharding)
     dimensions = tuple(int(d) for d in dimensions)
     leaves, tree = tree_util.tree_flatten(operands)
     inits, init_tree = tree_util.tree_flatten(init_values)

@@ -8,7 +8,7 @@ from yax import errors
 from yax.core import dtypes
 from yax.core.avals import aval_of_value
 from yax.core.trace import bind
-from yax.lax._util import check_no_out_sharding
+from yax.lax._util import out_sharding_of, typed_result, with_out_sharding
 from yax.primitives.dot import PRECISIONS, dot_general_p
 from yax.runtime.values import as_operand, aval_of
 
@@ -49,17 +49,22 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     Returns:
       An array of shape batch dims + lhs free dims + rhs free dims.
 
-    `out_sharding` must be None (see `check_no_out_sharding`).
+    `out_sharding` (a PartitionSpec over the current mesh, or a NamedSharding) is the
+    result's sharding and type: needed when both operands shard a contracting dimension.
 
     Example: `dot_general(a, b, (((2,), (1,)), ((0,), (0,))))` is a batched matmul.
     """
-    check_no_out_sharding("dot_general", out_sharding)
     (lc, rc), (lb, rb) = dimension_numbers
     dnums = ((tuple(int(d) for d in lc), tuple(int(d) for d in rc)),
              (tuple(int(d) for d in lb), tuple(int(d) for d in rb)))
-    return bind(dot_general_p, as_operand(lhs), as_operand(rhs), dimension_numbers=dnums,
-                precision=canonicalize_precision(precision),
-                preferred_element_type=_preferred(preferred_element_type))
+    lhs, rhs = as_operand(lhs), as_operand(rhs)
+    sharding = out_sharding_of("dot_general", out_sharding)
+    ndim = aval_of_value(lhs).ndim + aval_of_value(rhs).ndim - 2 * len(lc) - len(lb)
+    with typed_result("dot_general", sharding, ndim):
+        out = bind(dot_general_p, lhs, rhs, dimension_numbers=dnums,
+                   precision=canonicalize_precision(precision),
+                   preferred_element_type=_preferred(preferred_element_type))
+    return with_out_sharding(out, sharding)
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):

@@ -22,6 +22,7 @@ from yax.lax.collectives import check_carry_vma
 from yax.lax.elementwise import _convert_keep_weak
 from yax.lax.scan_checkpoint import segment_length, segmented_scan
 from yax.primitives.control_flow.scan import scan_p
+from yax.runtime.named_sharding import without_leading_dim
 from yax.runtime.values import as_operand
 from yax.runtime.values import aval_of as _aval
 
@@ -52,7 +53,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, checkpoint=N
     carry_ops = [as_operand(c) for c in carry_leaves]
     x_ops = [as_operand(x) for x in x_leaves]
     length = _scan_length(x_ops, x_tree, length)
-    x_avals = [_aval(x).update(shape=_aval(x).shape[1:]) for x in x_ops]
+    x_avals = [without_leading_dim(_aval(x)) for x in x_ops]  # typed as the slices are
     body, consts, y_tree, carry_ops = _settled_body(f, carry_tree, x_tree, carry_ops, x_avals)
     body, refs, written = body
     n = len(carry_ops)

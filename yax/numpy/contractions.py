@@ -21,7 +21,7 @@ import numpy as np
 
 from yax import errors, lax
 from yax.core import dtypes
-from yax.lax._util import check_no_out_sharding
+from yax.lax._util import out_sharding_of, typed_result, with_out_sharding
 from yax.numpy import _promote
 from yax.numpy.indexing import getitem
 from yax.runtime.values import to_array
@@ -250,12 +250,13 @@ def einsum(subscripts, *operands, out=None, optimize="greedy", precision=None,
       optimize: accepted for NumPy/JAX compatibility; yax always plans greedily (see the
         module docstring).
       precision, preferred_element_type: passed to every `dot_general`.
-      out_sharding: only a sharding that shards nothing (see lax._util.check_no_out_sharding).
+      out_sharding: the result's sharding (a PartitionSpec over the current mesh, or a
+        NamedSharding); needed when both operands shard a contracted axis.
     Returns:
       The contracted array, in the promoted dtype of the operands (or preferred_element_type).
     """
     del optimize  # one planner for every setting
-    check_no_out_sharding("einsum", out_sharding)
+    sharding = out_sharding_of("einsum", out_sharding)
     if out is not None:
         raise NotImplementedError("einsum: out= is not supported (yax arrays are immutable)")
     if not isinstance(subscripts, str):
@@ -264,8 +265,10 @@ def einsum(subscripts, *operands, out=None, optimize="greedy", precision=None,
         raise ValueError("einsum needs at least one operand")
     operands = _promoted("einsum", *operands)
     labels, out_labels = _parse_subscripts(subscripts, [_shape(o) for o in operands])
-    return _contract("einsum", operands, labels, out_labels, precision=precision,
-                     preferred_element_type=preferred_element_type)
+    with typed_result("dot_general", sharding):
+        out = _contract("einsum", operands, labels, out_labels, precision=precision,
+                        preferred_element_type=preferred_element_type)
+    return with_out_sharding(out, sharding)
 
 
 # --- products with NumPy's axis rules ----------------------------------------------------------
@@ -274,10 +277,10 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     """The `@` product: matrix products over the last two axes, broadcasting the leading ones.
 
     A 1-D `a` acts as a row vector and a 1-D `b` as a column vector; the added axis is removed
-    from the result (NumPy's rule). Scalars are not allowed (use `*`). `out_sharding`: only a
-    sharding that shards nothing.
+    from the result (NumPy's rule). Scalars are not allowed (use `*`). `out_sharding`: the result's
+    sharding and type (as einsum's).
     """
-    check_no_out_sharding("matmul", out_sharding)
+    sharding = out_sharding_of("matmul", out_sharding)
     a, b = _promoted("matmul", a, b)
     sa, sb = _shape(a), _shape(b)
     if not sa or not sb:
@@ -293,8 +296,10 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     lb = (blabs[len(blabs) - (len(sb) - 2):] if len(sb) > 1 else []) + ["k"] + (
         ["n"] if len(sb) > 1 else [])
     out = blabs + (["m"] if len(sa) > 1 else []) + (["n"] if len(sb) > 1 else [])
-    return _contract("matmul", [a, b], [la, lb], out, precision=precision,
-                     preferred_element_type=preferred_element_type)
+    with typed_result("dot_general", sharding):
+        out = _contract("matmul", [a, b], [la, lb], out, precision=precision,
+                        preferred_element_type=preferred_element_type)
+    return with_out_sharding(out, sharding)
 
 
 def _check_pair_sizes(name, sa, sb, axes_a, axes_b):
@@ -321,14 +326,14 @@ def _product(name, a, b, axes_a, axes_b, precision, preferred_element_type):
 def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """NumPy's dot: a scalar operand multiplies; a 1-D `b` contracts with a's last axis; else
     a's last axis contracts with b's second-to-last (dot(a, b)[i, j, k, m] =
-    sum(a[i, j, :] * b[k, :, m])). `out_sharding`: only a sharding that shards nothing."""
-    check_no_out_sharding("dot", out_sharding)
+    sum(a[i, j, :] * b[k, :, m])). `out_sharding`: as einsum's."""
+    sharding = out_sharding_of("dot", out_sharding)
     a, b = _promoted("dot", a, b)
     sa, sb = _shape(a), _shape(b)
-    if not sa or not sb:
-        return _product("dot", a, b, (), (), precision, preferred_element_type)
-    return _product("dot", a, b, (len(sa) - 1,), (max(len(sb) - 2, 0),), precision,
-                    preferred_element_type)
+    axes = ((), ()) if not sa or not sb else ((len(sa) - 1,), (max(len(sb) - 2, 0),))
+    with typed_result("dot_general", sharding):
+        out = _product("dot", a, b, *axes, precision, preferred_element_type)
+    return with_out_sharding(out, sharding)
 
 
 def _ravel(x):

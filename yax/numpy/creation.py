@@ -17,7 +17,7 @@ from yax._resource_errors import check_allocation
 from yax.core import dtypes
 from yax.core.avals import TypedScalar, dims_of, is_symbolic_dim
 from yax.core.trace import Tracer, is_eager
-from yax.lax._util import check_no_out_sharding
+from yax.lax._util import out_sharding_param
 from yax.lax.elementwise import _convert_keep_weak, convert_element_type
 from yax.lax.shape import broadcast_in_dim, concatenate, iota, reshape
 from yax.numpy._promote import broadcast_to_shape, shape_of
@@ -88,6 +88,7 @@ def _check_int_range(leaves, dt) -> None:
             raise OverflowError(f"Python int {x} is too large to convert to {dt}")
 
 
+@out_sharding_param("array")
 def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin: int = 0, *,
           device=None, out_sharding=None):
     """Make an Array from an Array, tracer, NumPy array, scalar or nested lists/tuples of them.
@@ -99,14 +100,13 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
       ndmin: minimum rank; leading axes of size 1 are added.
       device: a device (from `yax.devices()`) or a sharding to place the result on, as
         `yax.device_put` does (None: the default placement).
-      out_sharding: only a sharding that shards nothing is accepted (see
-        `yax.lax._util.check_no_out_sharding`); place results with `device=` instead.
+      out_sharding: the result's sharding (a PartitionSpec over the current mesh, or a
+        NamedSharding); over Explicit mesh axes it is the result's type (`f32[8@X]`).
 
     Example:
       >>> jnp.array([1, 2.5])
       Array([1. , 2.5], dtype=float32)
     """
-    check_no_out_sharding("array", out_sharding)
     if order not in (None, "K", "A", "C"):
         raise NotImplementedError(f"array: only C order is supported, got order={order!r}")
     if type(object) is TypedScalar:  # an inline constant from a lax/numpy wrapper
@@ -207,6 +207,7 @@ def copy(a, order: str | None = None):
     return array(a, copy=True, order=order)
 
 
+@out_sharding_param("zeros")
 def zeros(shape, dtype=None, *, device=None, out_sharding=None):
     """An array of zeros (default dtype: the default float type); `device` and `out_sharding`
     as in `array`.
@@ -215,7 +216,6 @@ def zeros(shape, dtype=None, *, device=None, out_sharding=None):
       >>> jnp.zeros((2, 3), jnp.int32).shape
       (2, 3)
     """
-    check_no_out_sharding("zeros", out_sharding)
     dt, shape = _canonical_dtype(dtype), _shape_tuple(shape, "zeros")
     if any(map(is_symbolic_dim, shape)):
         return _broadcast_fill(0, shape, dt, False)
@@ -332,6 +332,7 @@ def _static_scalar(x, name: str, what: str):
     return x
 
 
+@out_sharding_param("arange")
 def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None):
     """Evenly spaced values in [start, stop) with `step` (bounds must be static); `device` and
     `out_sharding` as in `array`.
@@ -340,7 +341,6 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
       >>> jnp.arange(3)
       Array([0, 1, 2], dtype=int32)
     """
-    check_no_out_sharding("arange", out_sharding)
     start = _static_scalar(start, "arange", "start")
     stop = _static_scalar(stop, "arange", "stop")
     step = _static_scalar(step, "arange", "step")

@@ -14,7 +14,7 @@ import numpy as np
 from yax import errors, lax
 from yax.core import dtypes
 from yax.core.avals import dims_of, is_symbolic_dim
-from yax.lax._util import check_no_out_sharding
+from yax.lax._util import out_sharding_param
 from yax.numpy import _promote
 from yax.numpy._promote import check_arraylike, shape_of
 from yax.numpy.creation import asarray
@@ -70,6 +70,7 @@ def _infer_shape(old_shape, newshape) -> tuple:
     return newshape
 
 
+@out_sharding_param("reshape", "reshape")
 def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None, out_sharding=None):
     """Give `a` a new shape with the same number of elements; one dimension may be -1.
 
@@ -82,7 +83,6 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None, out_sh
       (2, 3)
     """
     del copy
-    check_no_out_sharding("reshape", out_sharding)
     if shape is None:
         shape = newshape
     _check_order("reshape", order)

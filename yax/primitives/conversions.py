@@ -67,7 +67,8 @@ def _convert_fold(atoms, out_avals, *, new_dtype, weak_type=False):
         if dtypes.is_complex(value.dtype) and not dtypes.is_complex(new_dtype):
             value = value.real
         return [Literal(value.astype(new_dtype), out)]
-    if x.aval.dtype == out.dtype and x.aval.weak_type == out.weak_type:
+    if (x.aval.dtype == out.dtype and x.aval.weak_type == out.weak_type
+            and getattr(x.aval, "sharding", None) == getattr(out, "sharding", None)):
         return [x]
     return None
 

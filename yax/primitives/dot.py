@@ -21,6 +21,7 @@ from yax.interpreters.mlir import hlo
 from yax.interpreters.transpose import is_undefined
 from yax.primitives._ad_rules import defjvp
 from yax.primitives._lax import lax
+from yax.runtime.named_sharding import result_sharding
 
 ir = mlir.ir
 
@@ -139,9 +140,15 @@ def _transpose_operand(ct, other, aval, dims, other_first: bool, precision,
     if not (aval_of_value(ct).dtype == other_aval.dtype == aval.dtype):
         out_dt = aval.dtype
     prec = None if precision is None else (precision[::-1] if other_first else precision)
-    r = lax.dot_general(ct, other, ((tuple(ct_o_free), tuple(o_free)), (tuple(range(nb)), ob)),
-                        precision=prec, preferred_element_type=out_dt)
     order = list(xb) + x_free + [xc[list(oc).index(d)] for d in sorted(oc)]
+    # typed as the primal (jax's transpose passes out_sharding so): a data-parallel weight
+    # gradient contracts a sharded batch dimension, which alone would be ambiguous
+    spec = tuple(aval.sharding.spec) if getattr(aval, "sharding", None) is not None else ()
+    spec += (None,) * (aval.ndim - len(spec))
+    with result_sharding("dot_general", [spec[d] for d in order]):
+        r = lax.dot_general(ct, other, ((tuple(ct_o_free), tuple(o_free)),
+                                        (tuple(range(nb)), ob)),
+                            precision=prec, preferred_element_type=out_dt)
     return lax.transpose(r, [order.index(d) for d in range(aval.ndim)])
 
 

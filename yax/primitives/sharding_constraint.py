@@ -21,7 +21,12 @@ from yax.interpreters import sharding_lowering as sl
 from yax.primitives._ad_rules import linear_jvp
 from yax.runtime import sharding_bridge, transfer
 from yax.runtime.array import Array
-from yax.runtime.named_sharding import NamedSharding, on_current_mesh
+from yax.runtime.named_sharding import (
+    NamedSharding,
+    ShardingError,
+    on_current_mesh,
+    type_sharding,
+)
 from yax.runtime.partition_spec import PartitionSpec
 
 __all__ = ["with_sharding_constraint"]
@@ -29,19 +34,26 @@ __all__ = ["with_sharding_constraint"]
 
 def _abstract_eval(x, *, sharding, mesh):
     sharding.check_shape(x.shape, "with_sharding_constraint's operand")
-    return ShapedArray(x.shape, x.dtype, x.weak_type)
+    # over Explicit mesh axes the constraint is the result's type (reshard / out_sharding=)
+    return ShapedArray(x.shape, x.dtype, x.weak_type, type_sharding(sharding, len(x.shape)))
 
 
 def _lower(ctx, x, *, sharding, mesh):
+    typed = getattr(ctx.avals_in[0], "sharding", None)
+    if typed is not None and typed.spec.unreduced:  # eagerly, its impl sums the summands
+        raise ShardingError(f"a compiled reshard of an unreduced array "
+                            f"({ctx.avals_in[0].str_short()}) is not supported by yax; reshard "
+                            f"it outside jit")
     ndim = len(ctx.avals_in[0].shape)
     attr = sl.named_sharding_attr(ctx.module_ctx, sharding, ndim)
     return [sdy.ShardingConstraintOp(x, attr).result]
 
 
 def _impl(x, *, sharding, mesh):  # eager: a list of outputs, as process_primitive returns
+    aval = _abstract_eval(x.aval, sharding=sharding, mesh=mesh)
     if sharding_bridge.is_multi_device(x._buf) and sharding_bridge.sharding_of_array(x) == sharding:
-        return [x]
-    return [Array(transfer.device_put_sharded(np.asarray(x), sharding), x.aval)]
+        return [x if aval == x.aval else Array(x._buf, aval)]
+    return [Array(transfer.device_put_sharded(np.asarray(x), sharding), aval)]
 
 
 def _transpose(cts, x, *, sharding, mesh):

@@ -15,7 +15,7 @@ from yax import lax
 from yax import numpy as jnp
 from yax.core import dtypes
 from yax.core.avals import TypedScalar
-from yax.lax._util import check_no_out_sharding
+from yax.lax._util import out_sharding_param
 from yax.random import _checks, threefry
 from yax.random._kernel import Kernel
 from yax.random._opaque import opaque
@@ -185,6 +185,7 @@ _logistic_kernel = Kernel(_logistic)
 _lognormal_kernel = Kernel(_lognormal)
 
 
+@out_sharding_param("uniform")
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0, out_sharding=None):
     """Uniform random floats in [minval, maxval), bit-identical to `jax.random.uniform`.
 
@@ -200,7 +201,6 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0, out_sharding=None
     Example:
       >>> u = yax.random.uniform(yax.random.PRNGKey(0), (3,))
     """
-    check_no_out_sharding("uniform", out_sharding)
     key = _checks.as_key("uniform", key)
     shape = _checks.static_shape("uniform", shape)
     dtype = _checks.float_dtype("uniform", dtype)
@@ -209,6 +209,7 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0, out_sharding=None
                            _checks.operand("uniform", maxval), shape=shape, dtype=dtype)
 
 
+@out_sharding_param("normal")
 def normal(key, shape=(), dtype=None, out_sharding=None):
     """Standard normal draws (complex dtypes give independent real and imaginary parts of
     variance 1/2 each), bit-identical to `jax.random.normal`.
@@ -216,19 +217,18 @@ def normal(key, shape=(), dtype=None, out_sharding=None):
     Example:
       >>> z = yax.random.normal(yax.random.PRNGKey(0), (2, 3))
     """
-    check_no_out_sharding("normal", out_sharding)
     key = _checks.as_key("normal", key)
     shape = _checks.static_shape("normal", shape)
     dtype = _checks.float_dtype("normal", dtype, allow_complex=True)
     return _normal_kernel(key, shape=shape, dtype=dtype)
 
 
+@out_sharding_param("truncated_normal")
 def truncated_normal(key, lower, upper, shape=None, dtype=None, out_sharding=None):
     """Standard normal draws conditioned on the open interval (lower, upper).
 
     `shape` defaults to the broadcast shape of `lower` and `upper`.
     """
-    check_no_out_sharding("truncated_normal", out_sharding)
     key = _checks.as_key("truncated_normal", key)
     dtype = _checks.float_dtype("truncated_normal", dtype)
     params = (_checks.shape_of(lower), _checks.shape_of(upper))
@@ -242,18 +242,18 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None, out_sharding=Non
                                     shape=shape, dtype=dtype)
 
 
+@out_sharding_param("exponential")
 def exponential(key, shape=(), dtype=None, out_sharding=None):
     """Exponential draws with rate 1 (density exp(-x) on x >= 0)."""
-    check_no_out_sharding("exponential", out_sharding)
     key = _checks.as_key("exponential", key)
     shape = _checks.static_shape("exponential", shape)
     return _exponential_kernel(key, shape=shape, dtype=_checks.float_dtype("exponential", dtype))
 
 
+@out_sharding_param("gumbel")
 def gumbel(key, shape=(), dtype=None, mode=None, out_sharding=None):
     """Standard Gumbel draws. `mode` 'low' (default) uses one uniform per value; 'high' uses
     two for a larger range of extreme values; 'highest' (float32) uses 64 random bits."""
-    check_no_out_sharding("gumbel", out_sharding)
     key = _checks.as_key("gumbel", key)
     shape = _checks.static_shape("gumbel", shape)
     dtype = _checks.float_dtype("gumbel", dtype)

@@ -14,7 +14,7 @@ from yax import errors, lax
 from yax import numpy as jnp
 from yax.core import dtypes
 from yax.core.trace import Tracer
-from yax.lax._util import check_no_out_sharding
+from yax.lax._util import out_sharding_param
 from yax.random import _checks, threefry
 from yax.random._kernel import Kernel
 from yax.random._opaque import opaque
@@ -80,13 +80,13 @@ _bits_kernel = Kernel(threefry.random_bits)
 _randint_kernel = Kernel(_randint_narrow)
 
 
+@out_sharding_param("bits")
 def bits(key, shape=(), dtype=None, out_sharding=None):
     """Uniform random unsigned integers (default uint64 with x64 on, else uint32).
 
     Example:
       >>> b = yax.random.bits(yax.random.PRNGKey(0), (4,))
     """
-    check_no_out_sharding("bits", out_sharding)
     key = _checks.as_key("bits", key)
     shape = _checks.static_shape("bits", shape)
     dt = dtypes.default_uint() if dtype is None else np.dtype(dtypes.dtype(dtype))
@@ -96,6 +96,7 @@ def bits(key, shape=(), dtype=None, out_sharding=None):
     return _bits_kernel(key, bit_width=dt.itemsize * 8, shape=shape)
 
 
+@out_sharding_param("randint")
 def randint(key, shape, minval, maxval, dtype=None, out_sharding=None):
     """Uniform random integers in [minval, maxval) (default dtype int64 with x64 on, else
     int32), bit-identical to `jax.random.randint` (including its slight modulo bias).
@@ -103,7 +104,6 @@ def randint(key, shape, minval, maxval, dtype=None, out_sharding=None):
     Example:
       >>> dice = yax.random.randint(yax.random.PRNGKey(0), (5,), 1, 7)
     """
-    check_no_out_sharding("randint", out_sharding)
     key = _checks.as_key("randint", key)
     shape = _checks.static_shape("randint", shape)
     dtype = _checks.int_dtype("randint", dtype)
@@ -127,13 +127,13 @@ def _bernoulli(key, p, shape, mode):
 _bernoulli_kernel = Kernel(_bernoulli)
 
 
+@out_sharding_param("bernoulli")
 def bernoulli(key, p=0.5, shape=None, mode="low", out_sharding=None):
     """Boolean draws that are True with probability `p` (a float or float array).
 
     `shape` defaults to `p`'s shape; mode 'high' uses two uniforms per value for accuracy at
     tiny `p`.
     """
-    check_no_out_sharding("bernoulli", out_sharding)
     key = _checks.as_key("bernoulli", key)
     _checks.check_mode("bernoulli", mode, ("high", "low"))
     dtype = _checks.dtype_of(p)
@@ -179,6 +179,7 @@ def _categorical(key, logits, shape, axis, replace, mode):
 _categorical_kernel = Kernel(_categorical)
 
 
+@out_sharding_param("categorical")
 def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, out_sharding=None):
     """Draw category indices from unnormalised log-probabilities `logits` along `axis`
     (the Gumbel-max trick; without replacement, the Gumbel top-k trick).
@@ -188,7 +189,6 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, out_s
     Example:
       >>> yax.random.categorical(yax.random.PRNGKey(0), jnp.log(jnp.array([.2, .8])), shape=(3,))
     """
-    check_no_out_sharding("categorical", out_sharding)
     key = _checks.as_key("categorical", key)
     logits = jnp.asarray(logits)
     if not dtypes.is_float(logits.dtype):
@@ -262,6 +262,7 @@ def _canonical_axis(name: str, axis: int, ndim: int) -> int:
     return axis % ndim
 
 
+@out_sharding_param("permutation")
 def permutation(key, x, axis=0, independent=False, out_sharding=None):
     """A random permutation of `jnp.arange(x)` (int x) or of `x` along `axis`.
 
@@ -270,7 +271,6 @@ def permutation(key, x, axis=0, independent=False, out_sharding=None):
     Example:
       >>> yax.random.permutation(yax.random.PRNGKey(0), 5)
     """
-    check_no_out_sharding("permutation", out_sharding)
     key = _checks.as_key("permutation", key)
     if not _checks.shape_of(x):
         axis = _canonical_axis("permutation", axis, 1)

@@ -20,7 +20,7 @@ import numpy as np
 
 from yax import errors, lax
 from yax import numpy as jnp
-from yax.lax._util import check_no_out_sharding
+from yax.lax._util import out_sharding_param
 from yax.random import _checks, threefry
 from yax.random._kernel import Kernel
 from yax.random._opaque import opaque
@@ -131,6 +131,7 @@ _beta_kernel = Kernel(_beta)
 _dirichlet_kernel = Kernel(_dirichlet)
 
 
+@out_sharding_param("gamma")
 def gamma(key, a, shape=None, dtype=None, out_sharding=None):
     """Gamma(a, 1) draws (density x^(a-1) e^(-x) / Gamma(a)), bit-identical to
     `jax.random.gamma`. Divide by a rate (or multiply by a scale) for other scales.
@@ -144,7 +145,6 @@ def gamma(key, a, shape=None, dtype=None, out_sharding=None):
     Example:
       >>> g = yax.random.gamma(yax.random.PRNGKey(0), 2.0, (3,))
     """
-    check_no_out_sharding("gamma", out_sharding)
     key = _checks.as_key("gamma", key)
     dtype = _checks.float_dtype("gamma", dtype)
     shape = _checks.param_shape("gamma", shape, a)
@@ -161,12 +161,12 @@ def loggamma(key, a, shape=None, dtype=None):
                          log_space=True)
 
 
+@out_sharding_param("beta")
 def beta(key, a, b, shape=None, dtype=None, out_sharding=None):
     """Beta(a, b) draws on [0, 1] (from two log-gamma draws with the keys of `split(key)`).
 
     `shape` defaults to the broadcast shape of `a` and `b`.
     """
-    check_no_out_sharding("beta", out_sharding)
     key = _checks.as_key("beta", key)
     dtype = _checks.float_dtype("beta", dtype)
     shape = _checks.param_shape("beta", shape, a, b)
@@ -174,10 +174,10 @@ def beta(key, a, b, shape=None, dtype=None, out_sharding=None):
                         shape=shape, dtype=dtype)
 
 
+@out_sharding_param("dirichlet")
 def dirichlet(key, alpha, shape=None, dtype=None, out_sharding=None):
     """Dirichlet(alpha) draws: vectors on the simplex, of shape `shape + alpha.shape[-1:]`
     (`shape` defaults to `alpha.shape[:-1]`)."""
-    check_no_out_sharding("dirichlet", out_sharding)
     key = _checks.as_key("dirichlet", key)
     dtype = _checks.float_dtype("dirichlet", dtype)
     alpha_shape = _checks.shape_of(alpha)

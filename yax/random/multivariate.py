@@ -9,7 +9,7 @@ from __future__ import annotations
 from yax import errors
 from yax import numpy as jnp
 from yax.core import dtypes
-from yax.lax._util import check_no_out_sharding
+from yax.lax._util import out_sharding_param
 from yax.numpy import linalg
 from yax.random import _checks
 from yax.random._kernel import Kernel
@@ -45,6 +45,7 @@ def _promote_inexact(mean, cov):
     return mean.astype(dt), cov.astype(dt)
 
 
+@out_sharding_param("multivariate_normal")
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky",
                         out_sharding=None):
     """Multivariate normal draws of shape `shape + mean.shape[-1:]`.
@@ -62,7 +63,6 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     Example:
       >>> x = yax.random.multivariate_normal(key, jnp.zeros(2), jnp.eye(2), (5,))
     """
-    check_no_out_sharding("multivariate_normal", out_sharding)
     key = _checks.as_key("multivariate_normal", key)
     if method not in _METHODS:
         raise _checks.RandomArgumentError(

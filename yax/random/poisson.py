@@ -10,7 +10,7 @@ import numpy as np
 
 from yax import lax
 from yax import numpy as jnp
-from yax.lax._util import check_no_out_sharding
+from yax.lax._util import out_sharding_param
 from yax.random import _checks, threefry
 from yax.random._kernel import Kernel
 from yax.random._opaque import opaque
@@ -75,10 +75,10 @@ def _poisson(key, lam, shape, dtype):
 _poisson_kernel = Kernel(_poisson)
 
 
+@out_sharding_param("poisson")
 def poisson(key, lam, shape=None, dtype=None, out_sharding=None):
     """Poisson draws with rate(s) `lam` >= 0 (computed in float32, as jax does; default dtype
     int). `shape` defaults to the shape of `lam`."""
-    check_no_out_sharding("poisson", out_sharding)
     key = _checks.as_key("poisson", key)
     dtype = _checks.int_dtype("poisson", dtype)
     lam_shape = _checks.shape_of(lam)

@@ -8,15 +8,23 @@ the whole array on one device. Both answer the same questions: `shard_shape`,
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 from yax.runtime import backend
-from yax.runtime.mesh import Mesh, current_mesh
+from yax.runtime.mesh import AbstractMesh, AxisType, Mesh, current_mesh, get_abstract_mesh
 from yax.runtime.partition_spec import UNCONSTRAINED, PartitionSpec
 
 
 class ShardingError(ValueError):
     """A sharding that does not fit an array (rank, divisibility, unknown mesh axis)."""
+
+
+class ShardingTypeError(ShardingError, TypeError):
+    """An operation whose result's sharding over Explicit mesh axes is not defined by its
+    inputs' (jax's ShardingTypeError): give the operation `out_sharding=`, `reshard` an input,
+    or use `auto_axes`."""
 
 
 class Sharding:
@@ -106,9 +114,10 @@ class NamedSharding(Sharding):
       >>> x.sharding.shard_shape(x.shape)   # (2, 4)
     """
 
-    def __init__(self, mesh: Mesh, spec=None, *, memory_kind=None):
-        if not isinstance(mesh, Mesh):
-            raise TypeError(f"NamedSharding needs a yax.sharding.Mesh, got {type(mesh).__name__}")
+    def __init__(self, mesh: Mesh | AbstractMesh, spec=None, *, memory_kind=None):
+        if not isinstance(mesh, (Mesh, AbstractMesh)):
+            raise TypeError(f"NamedSharding needs a yax.sharding.Mesh (or AbstractMesh), got "
+                            f"{type(mesh).__name__}")
         if not isinstance(spec, PartitionSpec):
             if spec is None:
                 spec = PartitionSpec()
@@ -117,7 +126,7 @@ class NamedSharding(Sharding):
             else:
                 raise TypeError(f"NamedSharding's spec must be a PartitionSpec, got {spec!r}")
         used = spec.axis_names()
-        for name in used:
+        for name in (*used, *sorted(spec.unreduced), *sorted(spec.reduced)):
             if name not in mesh.axis_names:
                 raise ShardingError(f"PartitionSpec {spec} names mesh axis {name!r}, but the mesh "
                                     f"has axes {mesh.axis_names} ({mesh!r})")
@@ -138,6 +147,13 @@ class NamedSharding(Sharding):
     @property
     def is_fully_replicated(self) -> bool:
         return all(self.mesh.axis_size(n) == 1 for n in self.spec.axis_names())
+
+    @property
+    def abstract(self) -> NamedSharding:
+        """The same sharding over the mesh's AbstractMesh."""
+        if isinstance(self.mesh, AbstractMesh):
+            return self
+        return NamedSharding(self.mesh.abstract_mesh, self.spec)
 
     def with_spec(self, spec) -> NamedSharding:
         return NamedSharding(self.mesh, spec, memory_kind=self._memory_kind)
@@ -204,7 +220,10 @@ class NamedSharding(Sharding):
         return hash(("NamedSharding", self.mesh, self.spec, self.memory_kind))
 
     def __repr__(self):
-        # JAX embeds the mesh's short form, `Mesh('x': 8, axis_types=(Auto,))`
+        # JAX embeds the mesh's short form, `Mesh('x': 8, axis_types=(Auto,))`; an abstract
+        # mesh's sharding (an array type's) has no memory kind
+        if isinstance(self.mesh, AbstractMesh):
+            return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r})"
         return (f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, "
                 f"memory_kind={self.memory_kind})")
 
@@ -226,3 +245,91 @@ def on_current_mesh(spec: PartitionSpec, what: str) -> NamedSharding:
                             f"set; set one with yax.set_mesh(mesh) (or `with mesh:`), or pass "
                             f"NamedSharding(mesh, {spec})")
     return NamedSharding(mesh, spec)
+
+
+def type_sharding(sharding, ndim: int, mesh=None):
+    """The sharding an array's type carries for a placement `sharding` (NamedSharding or
+    None): the abstract mesh (`mesh`, else the sharding's own) and a spec of `ndim` entries
+    naming only its Explicit axes, unreduced/reduced axes kept. None when nothing is sharded
+    over an Explicit axis (plain avals stay plain)."""
+    if not isinstance(sharding, NamedSharding):
+        return None
+    mesh = sharding.mesh.abstract_mesh if mesh is None else mesh
+    if AxisType.Explicit not in mesh.axis_types:
+        return None
+    explicit = set(mesh.explicit_axes)
+    spec = sharding.spec
+    entries = tuple(spec)[:ndim] + (None,) * (ndim - len(spec))
+    kept = tuple(_keep(e, explicit) for e in entries)
+    unreduced, reduced = spec.unreduced & explicit, spec.reduced & explicit
+    if all(e is None for e in kept) and not unreduced and not reduced:
+        return None
+    return NamedSharding(mesh, PartitionSpec(*kept, unreduced=unreduced, reduced=reduced))
+
+
+def _keep(entry, explicit: set):
+    if entry is None or entry is UNCONSTRAINED:
+        return None
+    names = entry if isinstance(entry, tuple) else (entry,)
+    kept = tuple(n for n in names if n in explicit)
+    return None if not kept else kept[0] if len(kept) == 1 else kept
+
+
+def typed(aval, spec_entries, mesh, unreduced=frozenset(), reduced=frozenset()):
+    """`aval` with the type sharding (over abstract `mesh`) whose dims are `spec_entries`."""
+    if all(e is None for e in spec_entries) and not unreduced and not reduced:
+        sharding = None
+    else:
+        sharding = NamedSharding(mesh, PartitionSpec(*spec_entries, unreduced=unreduced,
+                                                     reduced=reduced))
+    if aval.sharding == sharding:
+        return aval
+    return aval.update(sharding=sharding)
+
+
+def without_leading_dim(aval):
+    """`aval` with its first dimension removed, the others keeping their sharding (a scanned
+    slice's type)."""
+    sharding = getattr(aval, "sharding", None)
+    out = aval.update(shape=aval.shape[1:])
+    if sharding is None:
+        return out
+    spec = tuple(sharding.spec) + (None,) * (aval.ndim - len(sharding.spec))
+    return typed(out, spec[1:], sharding.mesh)
+
+
+def resolve_spec(spec, what: str) -> NamedSharding:
+    """`out_sharding=` given as a PartitionSpec (over the current abstract mesh) or a
+    NamedSharding, as a NamedSharding."""
+    if isinstance(spec, NamedSharding):
+        return spec
+    if not isinstance(spec, PartitionSpec):
+        spec = PartitionSpec(*spec)
+    mesh = get_abstract_mesh()
+    if mesh.empty:
+        raise ShardingError(f"{what}: out_sharding={spec} names mesh axes, but no mesh is set; "
+                            f"set one with yax.set_mesh(mesh), or pass a NamedSharding")
+    return NamedSharding(mesh, spec)
+
+
+# (primitive name, result dims, unreduced axes) forced by `result_sharding`
+_forced: contextvars.ContextVar = contextvars.ContextVar("yax_result_sharding", default=None)
+
+
+@contextlib.contextmanager
+def result_sharding(name: str, dims, unreduced=frozenset()):
+    """Inside the block, a `name` primitive bound on operands sharded over Explicit axes has
+    the result type sharded as `dims` (one spec entry per result dimension, over its operands'
+    mesh) rather than what its sharding rule says: `out_sharding=` of dot/einsum/reshape, and the
+    transposes of autodiff, which type a cotangent as its primal (as jax's do)."""
+    token = _forced.set((name, tuple(dims), frozenset(unreduced)))
+    try:
+        yield
+    finally:
+        _forced.reset(token)
+
+
+def forced_result(name: str):
+    """The (dims, unreduced) `result_sharding` forces on primitive `name`, or None."""
+    hit = _forced.get()
+    return hit[1:] if hit is not None and hit[0] == name else None

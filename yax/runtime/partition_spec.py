@@ -55,35 +55,54 @@ class PartitionSpec(tuple):
 
     UNCONSTRAINED = UNCONSTRAINED
 
-    def __new__(cls, *partitions):
-        return super().__new__(cls, tuple(_normalize_entry(p) for p in partitions))
+    # `unreduced={'Y'}`: each device along mesh axis Y holds a summand of the value (the sum
+    # over Y is the array); `reduced`: the value is replicated over those axes, and their
+    # gradients are unreduced (jax's explicit-sharding mode). Both are frozensets of names.
+    def __new__(cls, *partitions, unreduced=frozenset(), reduced=frozenset()):
+        self = super().__new__(cls, tuple(_normalize_entry(p) for p in partitions))
+        self.unreduced = _axis_set(unreduced, "unreduced")
+        self.reduced = _axis_set(reduced, "reduced")
+        twice = (self.unreduced & self.reduced) | (
+            set(self.axis_names()) & (self.unreduced | self.reduced))
+        if twice:
+            raise ValueError(f"PartitionSpec: mesh axes {sorted(twice)} appear more than once "
+                             f"among the dimensions, unreduced and reduced")
+        return self
 
     # Equal only to a PartitionSpec with the same entries (JAX's rule): a plain tuple is not a
     # spec, and ignoring trailing Nones here once let caches hand one spec's sharding to the
     # other, so a program asking for P('model', None) got P('model') back.
     def __eq__(self, other):
         if isinstance(other, PartitionSpec):
-            return tuple.__eq__(self, other)
+            return (tuple.__eq__(self, other) and self.unreduced == other.unreduced
+                    and self.reduced == other.reduced)
         return False
 
     def __ne__(self, other):
         return not self.__eq__(other)
 
     def __hash__(self):
-        return hash(("PartitionSpec", tuple(self)))
+        return hash(("PartitionSpec", tuple(self), self.unreduced, self.reduced))
 
     def __repr__(self):
-        return "P" + tuple.__repr__(self)
+        extra = "".join(f", {k}={{{', '.join(repr(n) for n in sorted(v))}}}" for k, v in
+                        (("unreduced", self.unreduced), ("reduced", self.reduced)) if v)
+        if not extra:
+            return "P" + tuple.__repr__(self)
+        body = ", ".join(repr(e) for e in self)
+        return f"P({body}{extra})" if body else f"P({extra[2:]})"
 
     __str__ = __repr__
 
     def __add__(self, other):  # P("x") + (None,) is a spec, as in JAX
-        return PartitionSpec(*self, *other)
+        return PartitionSpec(*self, *other, unreduced=self.unreduced, reduced=self.reduced)
 
     def __radd__(self, other):
-        return PartitionSpec(*other, *self)
+        return PartitionSpec(*other, *self, unreduced=self.unreduced, reduced=self.reduced)
 
     def __reduce__(self):
+        if self.unreduced or self.reduced:
+            return (_rebuild, (tuple(self), self.unreduced, self.reduced))
         return (PartitionSpec, tuple(self))
 
     def axis_names(self) -> tuple:
@@ -95,6 +114,19 @@ class PartitionSpec(tuple):
             elif isinstance(p, tuple):
                 out.extend(p)
         return tuple(out)
+
+
+def _axis_set(names, what: str) -> frozenset:
+    if isinstance(names, str):
+        names = (names,)
+    names = frozenset(names)
+    if not all(isinstance(n, str) for n in names):
+        raise TypeError(f"PartitionSpec's {what}= must be a set of mesh axis names, got {names}")
+    return names
+
+
+def _rebuild(entries, unreduced, reduced) -> PartitionSpec:
+    return PartitionSpec(*entries, unreduced=unreduced, reduced=reduced)
 
 
 P = PartitionSpec

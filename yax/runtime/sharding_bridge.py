@@ -15,7 +15,7 @@ import numpy as np
 from jaxlib import _jax
 from jaxlib import xla_client as _xc
 
-from yax.runtime.mesh import Mesh
+from yax.runtime.mesh import AxisType, Mesh
 from yax.runtime.named_sharding import NamedSharding, Sharding, SingleDeviceSharding
 from yax.runtime.partition_spec import UNCONSTRAINED, PartitionSpec
 
@@ -32,11 +32,17 @@ def sharding_of(device):
 
 @functools.lru_cache(maxsize=512)
 def _jax_mesh(mesh: Mesh):
-    return jax.sharding.Mesh(mesh.devices, mesh.axis_names)
+    # the axis types travel with the buffers, so that `x.sharding` of a result names them
+    types = tuple(getattr(jax.sharding.AxisType, t.name) for t in mesh.axis_types)
+    return jax.sharding.Mesh(mesh.devices, mesh.axis_names, axis_types=types)
 
 
 def _jax_spec(spec: PartitionSpec):
-    return jax.sharding.PartitionSpec(*[None if p is UNCONSTRAINED else p for p in spec])
+    entries = [None if p is UNCONSTRAINED else p for p in spec]
+    if spec.unreduced or spec.reduced:
+        return jax.sharding.PartitionSpec(*entries, unreduced=spec.unreduced,
+                                          reduced=spec.reduced)
+    return jax.sharding.PartitionSpec(*entries)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -187,8 +193,12 @@ def from_jax(jax_sharding):
         return hit
     if isinstance(jax_sharding, jax.sharding.NamedSharding):
         m = jax_sharding.mesh
-        mesh = Mesh(np.asarray(m.devices), tuple(m.axis_names))
-        spec = PartitionSpec(*[p for p in jax_sharding.spec])
+        types = tuple(getattr(AxisType, t.name) for t in m.axis_types)
+        mesh = Mesh(np.asarray(m.devices), tuple(m.axis_names), axis_types=types)
+        js = jax_sharding.spec
+        spec = PartitionSpec(*getattr(js, "partitions", js),
+                             unreduced=getattr(js, "unreduced", frozenset()),
+                             reduced=getattr(js, "reduced", frozenset()))
         out = NamedSharding(mesh, spec)
     elif isinstance(jax_sharding, jax.sharding.SingleDeviceSharding):
         out = SingleDeviceSharding(next(iter(jax_sharding.device_set)))

@@ -10,7 +10,7 @@ from jaxlib import xla_client as _xc
 
 from yax import errors
 from yax._resource_errors import raise_if_out_of_memory
-from yax.runtime.mesh import Mesh
+from yax.runtime.mesh import AxisType, Mesh
 from yax.runtime.named_sharding import NamedSharding, SingleDeviceSharding
 from yax.runtime.partition_spec import PartitionSpec
 from yax.runtime.sharding_bridge import OpaqueSharding, sharding_of, to_jax
@@ -36,7 +36,27 @@ def device_put(value: np.ndarray, device):
 
 
 def to_numpy(buffer) -> np.ndarray:
+    spec = getattr(buffer.sharding, "spec", None)
+    if getattr(spec, "unreduced", None):
+        return _unreduced_value(buffer)
     return np.asarray(buffer)
+
+
+def _unreduced_value(buffer) -> np.ndarray:
+    """The value of an array with unreduced mesh axes: the sum of its summands over those axes
+    (each block counted once along the axes that replicate it)."""
+    sharding = yax_sharding_of(buffer)
+    mesh, spec = sharding.mesh, sharding.spec
+    free = [k for k, n in enumerate(mesh.axis_names)
+            if n not in spec.axis_names() and n not in spec.unreduced]
+    index = sharding.devices_indices_map(buffer.shape)
+    local = {device_of(b): b for b in shards_of(buffer)}
+    out = np.zeros(buffer.shape, buffer.dtype)
+    for flat, dev in enumerate(mesh.devices.flat):
+        coords = np.unravel_index(flat, mesh.axis_sizes)
+        if all(coords[k] == 0 for k in free):
+            out[index[dev]] += np.asarray(local[dev])
+    return out
 
 
 def copy_to_host_async(buffer) -> None:
@@ -65,6 +85,43 @@ def device_put_sharded(value: np.ndarray, sharding):
     # One transfer per device, then assembled: jaxlib's batched_device_put fails
     # ("bad_function_call") for shardings replicated over some mesh axes.
     blocks = [device_put(value[index[d]], d) for d in devices]
+    return assemble(value.shape, value.dtype, sharding, blocks)
+
+
+def device_put_unreduced(value, sharding, held_as=None):
+    """`value` placed as a spec with `unreduced` axes says: each device's block (over the other
+    axes) holds a summand, so that the sum over the unreduced axes is `value`. The summands are
+    the parts each device held before (`held_as`, the spec of the value's previous placement
+    on the same mesh): a dimension split over an unreduced axis keeps, on each device along
+    it, the part it held, zeros elsewhere; a value replicated over that axis lives on its first
+    device along it."""
+    value = np.asarray(value)
+    mesh, spec = sharding.mesh, sharding.spec
+    index = sharding.devices_indices_map(value.shape)
+    pos = {n: k for k, n in enumerate(mesh.axis_names)}
+    held = tuple(held_as or ()) + (None,) * (value.ndim - len(held_as or ()))
+    blocks = []
+    for flat, dev in enumerate(mesh.devices.flat):
+        coords = np.unravel_index(flat, mesh.axis_sizes)
+        idx = index[dev]
+        block = np.array(value[idx], copy=True)
+        for axis in spec.unreduced:
+            c, size = int(coords[pos[axis]]), mesh.axis_size(axis)
+            dims = [k for k, e in enumerate(held) if e == axis]
+            if not dims:
+                if c:
+                    block[...] = 0
+                continue
+            k = dims[0]
+            n = value.shape[k] // size
+            lo, hi = c * n, (c + 1) * n
+            start = idx[k].start or 0
+            keep = np.zeros(block.shape[k], bool)
+            keep[max(lo - start, 0):max(hi - start, 0)] = True
+            shape = [1] * block.ndim
+            shape[k] = block.shape[k]
+            block = np.where(keep.reshape(shape), block, np.zeros((), block.dtype))
+        blocks.append(device_put(block, dev))
     return assemble(value.shape, value.dtype, sharding, blocks)
 
 
@@ -128,10 +185,18 @@ def yax_sharding_of(buffer):
     return hit
 
 
+def _entries(jax_spec) -> tuple:
+    """A jax PartitionSpec's dimension entries (`*spec` refuses one with unreduced axes)."""
+    return tuple(getattr(jax_spec, "partitions", jax_spec))
+
+
 def _from_jax(js):
     if isinstance(js, jax.sharding.NamedSharding):  # kept even on a one-device mesh, as JAX
-        mesh = Mesh(np.asarray(js.mesh.devices), tuple(js.mesh.axis_names))
-        return NamedSharding(mesh, PartitionSpec(*js.spec))
+        types = tuple(getattr(AxisType, t.name) for t in js.mesh.axis_types)
+        mesh = Mesh(np.asarray(js.mesh.devices), tuple(js.mesh.axis_names), axis_types=types)
+        return NamedSharding(mesh, PartitionSpec(
+            *_entries(js.spec), unreduced=getattr(js.spec, "unreduced", frozenset()),
+            reduced=getattr(js.spec, "reduced", frozenset())))
     if isinstance(js, jax.sharding.SingleDeviceSharding) or len(js.device_set) == 1:
         return SingleDeviceSharding(next(iter(js.device_set)))
     if hasattr(js, "_hlo_sharding"):  # GSPMDSharding: what compiled programs may hand back

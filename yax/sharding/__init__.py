@@ -8,6 +8,7 @@ where placement and the XLA bridge use them; this package is their public face.
 """
 
 from yax.runtime.mesh import (  # noqa: F401
+    AbstractMesh,
     AxisType,
     Mesh,
     current_mesh,
@@ -15,6 +16,7 @@ from yax.runtime.mesh import (  # noqa: F401
     get_mesh,
     make_mesh,
     set_mesh,
+    use_abstract_mesh,
     use_mesh,
 )
 from yax.runtime.named_sharding import (  # noqa: F401
@@ -24,8 +26,8 @@ from yax.runtime.named_sharding import (  # noqa: F401
     SingleDeviceSharding,
 )
 from yax.runtime.partition_spec import UNCONSTRAINED, P, PartitionSpec  # noqa: F401
-from yax.sharding.abstract_mesh import AbstractMesh  # noqa: F401,E402
 from yax.transforms.reshard import reshard  # noqa: F401
+from yax.transforms.sharding_axes import auto_axes, explicit_axes  # noqa: F401
 
 
 def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceSharding:
@@ -36,4 +38,5 @@ def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceShar
 __all__ = ["AbstractMesh", "Mesh", "NamedSharding", "PartitionSpec", "P", "Sharding",
            "SingleDeviceSharding",
            "ShardingError", "UNCONSTRAINED", "current_mesh", "make_mesh", "use_mesh", "AxisType",
-           "get_abstract_mesh", "get_mesh", "reshard", "set_mesh", "make_single_device_sharding"]
+           "get_abstract_mesh", "get_mesh", "reshard", "set_mesh", "make_single_device_sharding",
+           "use_abstract_mesh", "auto_axes", "explicit_axes"]

@@ -16,7 +16,13 @@ from yax.core.trace import Tracer
 from yax.runtime import backend as _backend
 from yax.runtime import executable, guards, transfer, values
 from yax.runtime.array import Array
-from yax.runtime.named_sharding import Sharding, SingleDeviceSharding, on_current_mesh
+from yax.runtime.named_sharding import (
+    NamedSharding,
+    Sharding,
+    SingleDeviceSharding,
+    on_current_mesh,
+    type_sharding,
+)
 from yax.runtime.partition_spec import PartitionSpec
 from yax.transforms.jit import jit
 
@@ -92,6 +98,16 @@ def _put_leaf(leaf, target):
 
 
 def _put_sharded(leaf, sharding, weak: bool) -> Array:
+    out = _put_sharded_untyped(leaf, sharding, weak)
+    typed = type_sharding(sharding, out.ndim)  # its sharding over Explicit axes is its type
+    if typed != out.aval.sharding:
+        out.aval = out.aval.update(sharding=typed)
+    return out
+
+
+def _put_sharded_untyped(leaf, sharding, weak: bool) -> Array:
+    if getattr(getattr(sharding, "spec", None), "unreduced", None):
+        return _put_unreduced(leaf, sharding, weak)
     if type(leaf) is Array and leaf.sharding == sharding:
         out = Array(leaf._buf, leaf.aval)
     elif type(leaf) is Array and sharding.is_equivalent_to(leaf.sharding, leaf.ndim):
@@ -107,6 +123,23 @@ def _put_sharded(leaf, sharding, weak: bool) -> Array:
                 sharding.check_shape(value.shape, "the array given to device_put")
             out = Array(transfer.device_put_sharded(value, sharding),
                         ShapedArray(value.shape, dt, weak))
+    out._committed = True
+    return out
+
+
+def _put_unreduced(leaf, sharding, weak: bool) -> Array:
+    """Each device along the unreduced axes holds a summand (see transfer.device_put_unreduced)."""
+    held = None
+    if type(leaf) is Array and isinstance(leaf.sharding, NamedSharding) and (
+            leaf.sharding.mesh.axis_names == sharding.mesh.axis_names):
+        held = leaf.sharding.spec
+    with _moving(leaf, sharding):
+        value = np.asarray(leaf)
+        dt = dtypes.canonicalize(value.dtype, warn=True)
+        value = value.astype(dt) if dt != value.dtype else value
+        sharding.check_shape(value.shape, "the array given to device_put")
+        out = Array(transfer.device_put_unreduced(value, sharding, held),
+                    ShapedArray(value.shape, dt, weak))
     out._committed = True
     return out
 

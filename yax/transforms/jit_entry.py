@@ -20,10 +20,12 @@ from yax.compile import cache
 from yax.compile.compiler import compile_jaxpr, lower_jaxpr
 from yax.compile.placement import ArgumentPlacer
 from yax.config import config
+from yax.core.avals import ShapedArray
 from yax.core.ir import ClosedJaxpr
 from yax.runtime import values
 from yax.runtime.array import Array
 from yax.runtime.lru import LRUCache
+from yax.runtime.named_sharding import NamedSharding, type_sharding
 
 _log = logging.getLogger("yax")
 NO_FASTPATH = object()  # an entry whose C++ fast-path data is not built yet
@@ -41,6 +43,18 @@ CONFIG = [_config_key()]  # the config part of every cache key, refreshed on eac
 config.on_change(lambda _name: CONFIG.__setitem__(0, _config_key()))
 
 
+def _typed_by_placement(avals, placement):
+    """Results placed by `out_shardings=` over Explicit mesh axes have those shardings as their
+    types (as an explicitly sharded value's would)."""
+    if placement is None or not any(isinstance(s, NamedSharding) for s in placement.out_shardings):
+        return avals
+    out = []
+    for a, s in zip(avals, placement.out_shardings, strict=True):
+        t = type_sharding(s, a.ndim) if type(a) is ShapedArray and a.sharding is None else None
+        out.append(a if t is None else a.update(sharding=t))
+    return out
+
+
 class Entry:
     """One traced (and, once run eagerly, compiled) specialisation of a jitted function."""
 
@@ -54,7 +68,7 @@ class Entry:
         self.jaxpr = jaxpr          # const-free: consts are its leading parameters
         self.consts = consts
         self.out_tree = out_tree
-        self.out_avals = jaxpr.out_avals
+        self.out_avals = _typed_by_placement(jaxpr.out_avals, placement)
         self.donated = donated
         self.exe = None
         self.const_bufs = None

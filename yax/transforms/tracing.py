@@ -10,30 +10,38 @@ from yax.core.avals import ShapedArray, aval_of_value
 from yax.core.trace import eager_trace, use_trace
 from yax.interpreters.staging import name_scope
 from yax.runtime.array import is_concrete
-from yax.runtime.mesh import AxisType, Mesh, current_mesh
-from yax.runtime.named_sharding import NamedSharding
+from yax.runtime.mesh import get_abstract_mesh
+from yax.runtime.named_sharding import NamedSharding, type_sharding
 from yax.runtime.partition_spec import PartitionSpec
 
 __all__ = ["typeof", "ensure_compile_time_eval", "named_scope"]
 
 
 class TypeOf(ShapedArray):
-    """`typeof`'s answer: the abstract value, and `.sharding`, the NamedSharding a
-    transformation sees (as jax's: a mesh and a spec naming only Explicit mesh axes, so None
-    for each dimension on an automatic mesh). Equal to, and hashed as, the plain abstract
-    value."""
+    """`typeof`'s answer for a value whose type names no Explicit-axis sharding: the abstract
+    value, and `.sharding`, the NamedSharding a transformation sees (as jax's: the abstract
+    mesh and None for each dimension). Equal to, and hashed as, the plain abstract value."""
 
-    __slots__ = ("sharding",)
+    __slots__ = ()
 
     def __init__(self, aval: ShapedArray, sharding: NamedSharding):
         super().__init__(aval.shape, aval.dtype, aval.weak_type)
         self.sharding = sharding
 
+    def __eq__(self, other):
+        return (isinstance(other, ShapedArray) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type
+                and other.sharding in (None, self.sharding))
+
+    __hash__ = ShapedArray.__hash__
+
 
 def typeof(x):
     """The abstract value (shape, dtype, weak type) of an array, tracer or scalar: what a
-    transformation sees of it, with its `.sharding`. Example: `yax.typeof(jnp.ones(3))` is
-    `ShapedArray(float32[3])`; its `.sharding.spec` is `P(None)`."""
+    transformation sees of it, with its `.sharding` (over the abstract mesh; the spec names
+    the Explicit mesh axes each dimension is sharded over, so `print(typeof(x))` shows
+    `float32[8@X,4]`). Example: `yax.typeof(jnp.ones(3))` is `ShapedArray(float32[3])`; its
+    `.sharding.spec` is `P(None,)`."""
     own = getattr(type(x), "typeof", None)
     if own is not None:  # an array kind with its own abstract value (typed PRNG keys)
         return own(x)
@@ -41,28 +49,26 @@ def typeof(x):
     aval = aval if aval is not None else aval_of_value(x)
     if type(aval) is not ShapedArray:  # typed keys and other avals keep their own type
         return aval
-    return TypeOf(aval, _abstract_sharding(x, aval.ndim))
-
-
-def _abstract_sharding(x, ndim: int) -> NamedSharding:
-    """The sharding of `x` as its abstract value sees it: the array's mesh (a tracer's: the
-    current mesh; none: the empty mesh) and, per dimension, the Explicit axes sharding it."""
+    if aval.sharding is not None:
+        return aval
     placed = x.sharding if is_concrete(x) else None
-    if isinstance(placed, NamedSharding):
-        mesh = placed.mesh
-        explicit = {n for n, t in zip(mesh.axis_names, mesh.axis_types)
-                    if t is AxisType.Explicit}
-        entries = tuple(placed.spec) + (None,) * (ndim - len(placed.spec))
-        spec = tuple(_keep(entry, explicit) for entry in entries[:ndim])
-        return NamedSharding(mesh, PartitionSpec(*spec))
-    mesh = current_mesh() or Mesh((), ())
-    return NamedSharding(mesh, PartitionSpec(*(None,) * ndim))
+    if isinstance(placed, NamedSharding):  # an Array placed by a path that did not type it
+        sharding = type_sharding(placed, aval.ndim, _current_view(placed.mesh))
+        if sharding is not None:
+            return aval.update(sharding=sharding)
+        mesh = _current_view(placed.mesh)
+    else:
+        mesh = get_abstract_mesh()
+    return TypeOf(aval, NamedSharding(mesh, PartitionSpec(*(None,) * aval.ndim)))
 
 
-def _keep(entry, explicit: set):
-    names = entry if isinstance(entry, tuple) else (entry,)
-    kept = tuple(n for n in names if n in explicit)
-    return None if not kept else kept[0] if len(kept) == 1 else kept
+def _current_view(mesh):
+    """A concrete mesh as the current abstract mesh sees it (auto_axes may have changed the
+    types of its axes); the mesh's own abstract mesh otherwise."""
+    current = get_abstract_mesh()
+    if (current.axis_names, current.axis_sizes) == (mesh.axis_names, mesh.axis_sizes):
+        return current
+    return mesh.abstract_mesh
 
 
 @contextlib.contextmanager

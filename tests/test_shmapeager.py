@@ -263,10 +263,30 @@ auto = yax.sharding.Mesh(devs[:4], ("b",))
 ey = err(yax.shard_map(lambda a: a, mesh=auto, out_specs=P()), xf)
 assert TypeError in ey[0] and "in_specs argument must be a pytree" in ey[1], ey
 print("inference ok")
+
+# a collective over one axis of a 2-D mesh says nothing of the other axis: the parallel
+# tutorial's matmul (psum_scatter over X; the result stays the same along Y), eager and staged
+def scattered(L, mesh, P_):
+    x = L.device_put(np.arange(32.0, dtype=np.float32).reshape(8, 4),
+                     L.sharding.NamedSharding(mesh, P_(None, "X")))
+    y = L.device_put(np.arange(64.0, dtype=np.float32).reshape(4, 16),
+                     L.sharding.NamedSharding(mesh, P_("X", None)))
+    with L.set_mesh(mesh):
+        f = L.shard_map(lambda a, b: L.lax.psum_scatter(L.numpy.dot(a, b), "X", tiled=True),
+                        out_specs=P_("X", None))
+        z = f(x, y)
+        return z, str(L.typeof(z)), str(L.make_jaxpr(f)(x, y)).splitlines()[0:2]
+zy, ty, jy = scattered(yax, yax.make_mesh((4, 2), ("X", "Y")), P)
+zj, tj, jj = scattered(jax, jax.make_mesh((4, 2), ("X", "Y")), jax.P)
+close(zy, zj, "psum_scatter over X on a 4x2 mesh")
+assert ty == tj == "float32[8@X,16]", (ty, tj)
+assert jy == jj, (jy, jj)  # the staged shard_map's result is typed f32[8@X,16] too
+print("two axes ok")
 '''
 
 
 def test_eager_shard_map_against_jax_on_8_devices():
     out = run_on_devices(CHILD, n=8, timeout=300)
-    for line in ("printing ok", "values ok", "pcast ok", "errors ok", "inference ok"):
+    for line in ("printing ok", "values ok", "pcast ok", "errors ok", "inference ok",
+                 "two axes ok"):
         assert line in out, out

@@ -64,12 +64,13 @@ VARYING = frozenset({"axis_index", "ppermute", "psum_scatter", "all_to_all", "al
 def out_varying(prim_name: str, params, ins: frozenset, everything: frozenset) -> frozenset:
     """The mesh axes an equation's outputs vary along, from the union `ins` of its inputs'."""
     axis = params.get("axis_name")
+    axes = frozenset(axis) if isinstance(axis, (tuple, list)) else frozenset({axis})
     if prim_name == "pvary":
         return ins | frozenset(params["axes"])
     if prim_name in REDUCING:
-        return ins - {axis}
+        return ins - axes
     if prim_name in VARYING:
-        return ins | {axis}
+        return ins | axes
     if prim_name == "shard_map":
         return everything
     return ins

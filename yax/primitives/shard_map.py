@@ -41,7 +41,7 @@ from yax.primitives import mesh_axes
 from yax.primitives._lax import lax
 from yax.runtime import sharding_bridge, transfer
 from yax.runtime.array import Array
-from yax.runtime.named_sharding import NamedSharding
+from yax.runtime.named_sharding import NamedSharding, type_sharding
 from yax.runtime.partition_spec import PartitionSpec
 
 # --- shapes ----------------------------------------------------------------------------------
@@ -77,8 +77,14 @@ def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, check_vma, name):
 
 
 def global_out_avals(jaxpr, mesh, out_specs) -> list:
-    return [a.update(shape=global_shape(mesh, spec, a.shape))
-            for a, spec in zip(jaxpr.out_avals, out_specs, strict=True)]
+    """The whole outputs' types: the blocks laid out by the out specs, typed with the specs'
+    Explicit mesh axes (`f32[6@i]`), as jax's."""
+    outs = []
+    for a, spec in zip(jaxpr.out_avals, out_specs, strict=True):
+        shape = global_shape(mesh, spec, a.shape)
+        outs.append(a.update(shape=shape, sharding=type_sharding(NamedSharding(mesh, spec),
+                                                                 len(shape))))
+    return outs
 
 
 # --- lowering --------------------------------------------------------------------------------

@@ -134,7 +134,8 @@ class ShardMapTrace(batching.BatchTrace):
         if _has_subprogram(params):  # no rule for a whole program: what batching found
             varies = None
         else:
-            varies = bool(mesh_axes.out_varying(primitive.name, params, ins, mine))
+            # along this trace's axis only (a collective over another axis says nothing here)
+            varies = self.axis_name in mesh_axes.out_varying(primitive.name, params, ins, mine)
         return [ShardMapTracer(self, o.val, o.bdim, varies)
                 if isinstance(o, ShardMapTracer) and o._trace is self
                 else ShardMapTracer(self, o, None, varies) for o in outs]

@@ -339,3 +339,14 @@ def test_x64_defaults_and_promotion(x64):
     for a in (np.dtype(np.int64), np.dtype(np.float64), np.dtype(np.uint32)):
         for b in PROMO_DTYPES + PY_SCALARS:
             assert jnp.result_type(a, b) == jnp_ref.result_type(a, b)
+
+
+def test_array_copies_and_asarray_does_not():
+    # as jax: jnp.array/jnp.copy give an Array in a buffer of its own, so donating the copy to
+    # a jitted function leaves the original alive; asarray hands the Array back
+    x = jnp.arange(3.0)
+    assert jnp.asarray(x) is x
+    for copied in (jnp.array(x), jnp.copy(x), jnp.array(x, copy=True)):
+        assert copied is not x and copied.sharding == x.sharding
+        yax.jit(lambda a: a * 2, donate_argnums=0)(copied)
+        np.testing.assert_array_equal(np.asarray(x), [0.0, 1.0, 2.0])

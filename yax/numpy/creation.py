@@ -18,6 +18,7 @@ from yax.core import dtypes
 from yax.core.avals import TypedScalar, dims_of, is_symbolic_dim
 from yax.core.trace import Tracer, is_eager
 from yax.lax._util import out_sharding_param
+from yax.lax.barriers import optimization_barrier
 from yax.lax.elementwise import _convert_keep_weak, convert_element_type
 from yax.lax.shape import broadcast_in_dim, concatenate, iota, reshape
 from yax.numpy._promote import broadcast_to_shape, shape_of
@@ -96,7 +97,8 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
     Args:
       object: the data. Lists may mix scalars, Arrays and (inside a transformation) tracers.
       dtype: the result dtype; by default JAX's promotion of the leaves' dtypes.
-      copy: accepted for NumPy compatibility (Arrays are immutable, so never needed).
+      copy: whether an Array comes back in a buffer of its own (as jax: a donated copy leaves
+        the original alive); asarray does not copy.
       ndmin: minimum rank; leading axes of size 1 are added.
       device: a device (from `yax.devices()`) or a sharding to place the result on, as
         `yax.device_put` does (None: the default placement).
@@ -115,6 +117,8 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
         object = dimension_as_value(object)
     if isinstance(object, (Array, Tracer)):
         out = object if dtype is None else _astype(object, _canonical_dtype(dtype))
+        if copy and out is object and type(object) is Array:
+            out = _new_buffer(object)
     elif isinstance(object, (list, tuple)) and any(isinstance(x, Tracer)
                                                  for x in _leaves(object)):
         out = _stack_nested(object, dtype)
@@ -123,6 +127,12 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
     if ndmin > out.ndim:
         out = reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
     return placed(out, device)
+
+
+def _new_buffer(x: Array) -> Array:
+    """A copy of `x` in a buffer of its own, as jax's `copy=True`: donating one to a jitted
+    function must not delete the other."""
+    return optimization_barrier(x)
 
 
 def placed(out, device):

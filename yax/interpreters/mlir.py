@@ -15,7 +15,6 @@ from jaxlib.mlir.dialects import stablehlo as hlo  # noqa: F401
 from yax import errors
 from yax.core import dtypes
 
-
 # The dialects jaxlib's extension registers, built once (appending it to a context is cheap).
 _REGISTRY = ir.DialectRegistry()
 _jax_mlir_ext.register_dialects(_REGISTRY)

@@ -5,11 +5,15 @@ need no conversion).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from yax.core import dtypes
-from yax.core.trace import bind
+from yax.core.trace import bind, is_eager
 from yax.numpy import _promote
+from yax.runtime.array import Array
+from yax.transforms.jit import jit
 
 __all__ = ["to_operand", "promote_args", "promote_args_inexact", "promote_args_numeric"]
 
@@ -47,6 +51,27 @@ def _is_int(x) -> bool:
 def _is_int_or_bool(x) -> bool:
     dt = _dtype(x)
     return dtypes.is_int(dt) or dtypes.is_bool(dt)
+
+
+_SCALARS = (bool, int, float, complex, np.generic, np.ndarray, Array)
+
+
+def one_program_when_eager(fun):
+    """`fun` (of array and scalar operands only) as one compiled program when called eagerly, as
+    JAX's jitted jnp functions run; under a transformation it is traced inline, unchanged.
+
+    Eagerly every primitive compiles a program of its own on first use per shape: an integer
+    `floor_divide` binds eight primitives, so eight XLA compiles where one will do (most of a
+    test suite's time is compiling such tiny programs).
+    """
+    compiled = jit(fun)
+
+    @functools.wraps(fun)
+    def run(*args):
+        if is_eager() and all(isinstance(a, _SCALARS) for a in args):
+            return compiled(*args)
+        return fun(*args)
+    return run
 
 
 # Fast paths (eager dispatch overhead, issue 11): when the general promotion would hand the

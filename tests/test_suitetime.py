@@ -121,3 +121,66 @@ def test_traced_inline_as_before(name):
     g = yax.grad(lambda x: jnp.sum(fused(x, Y)))(X)
     g_each = yax.grad(lambda x: jnp.sum(fused.__wrapped__(x, Y)))(X)
     _same(g, g_each)
+
+
+# --- softmax, log_softmax, logsumexp: one program when eager, options compiled in -------------
+
+A = np.array([[0.5, -1.0, 2.0], [3.0, 0.25, -0.75]], np.float32)
+W = np.array([[True, False, True], [True, True, False]])
+BW = np.array([[1.0, 0.5, -2.0], [0.0, 1.5, 1.0]], np.float32)
+NN_CASES = [
+    ("softmax", (A,), {}), ("softmax", (A, 0), {}), ("softmax", (A,), {"axis": None, "where": W}),
+    ("log_softmax", (A,), {"axis": (0, 1)}), ("log_softmax", (A,), {"where": W}),
+    ("logsumexp", (A,), {}), ("logsumexp", (A, 1), {"keepdims": True}),
+    ("logsumexp", (A,), {"axis": 0, "b": BW, "return_sign": True}),
+    ("logsumexp", (A,), {"axis": 1, "where": W}),
+    ("gelu", (A,), {}), ("gelu", (A,), {"approximate": False}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", NN_CASES,
+                         ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(NN_CASES)])
+def test_nn_eager_matches_jax_and_op_by_op(name, args, kwargs):
+    import jax
+    fused = getattr(yax.nn, name)
+    got = fused(*args, **kwargs)
+    each = fused.__wrapped__(*args, **kwargs)
+    want = getattr(jax.nn, name)(*args, **kwargs)
+    for g, e, w in zip(yax.tree_util.tree_leaves(got), yax.tree_util.tree_leaves(each),
+                       jax.tree_util.tree_leaves(want), strict=True):
+        _same(g, w)
+        _same(g, e)
+
+
+def test_nn_options_are_compiled_in_and_lists_fall_back():
+    a = yax.device_put(np.linspace(-2.0, 2.0, 14, dtype=np.float32).reshape(2, 7))
+    programs = lambda: executable.stats["compiles"] + executable.stats["cache_loads"]  # noqa: E731
+    before = programs()
+    yax.nn.logsumexp(a, axis=1, keepdims=True)
+    assert programs() - before == 1
+    before = programs()
+    first = yax.nn.logsumexp(a, axis=1, keepdims=True)
+    assert programs() == before
+    # options given by position are compiled in as well (a program of their own, as in jax)
+    np.testing.assert_array_equal(yax.nn.logsumexp(a, 1, None, True), first)
+    # an unhashable option (a list axis) is not compiled in: primitive by primitive
+    np.testing.assert_allclose(yax.nn.softmax(a, axis=[0, 1]), yax.nn.softmax(a, axis=(0, 1)),
+                               rtol=1e-6)
+
+
+SCIPY_CASES = [("log_ndtr", (np.linspace(-40.0, 6.0, 9, dtype=np.float32),)),
+               ("ndtr", (A,)), ("xlogy", (A, np.abs(BW))), ("xlogy", (0.0, A)),
+               ("xlog1py", (A, np.abs(BW)))]
+
+
+@pytest.mark.parametrize("name,args", SCIPY_CASES,
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(SCIPY_CASES)])
+def test_scipy_special_eager_matches_jax_and_op_by_op(name, args):
+    import jax.scipy.special as jsp
+
+    import yax.scipy.special as ysp
+    fused = getattr(ysp, name)
+    got, each, want = fused(*args), fused.__wrapped__(*args), getattr(jsp, name)(*args)
+    _same(got, want)
+    _same(got, each)
+    assert got.weak_type == each.weak_type == want.weak_type

@@ -6,6 +6,7 @@ need no conversion).
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -56,21 +57,39 @@ def _is_int_or_bool(x) -> bool:
 _SCALARS = (bool, int, float, complex, np.generic, np.ndarray, Array)
 
 
-def one_program_when_eager(fun):
-    """`fun` (of array and scalar operands only) as one compiled program when called eagerly, as
-    JAX's jitted jnp functions run; under a transformation it is traced inline, unchanged.
+def one_program_when_eager(fun=None, *, static: tuple = ()):
+    """`fun` as one compiled program when called eagerly, as JAX's jitted jnp functions run;
+    under a transformation it is traced inline, unchanged.
 
     Eagerly every primitive compiles a program of its own on first use per shape: an integer
     `floor_divide` binds eight primitives, so eight XLA compiles where one will do (most of a
-    test suite's time is compiling such tiny programs).
+    test suite's time is compiling such tiny programs). `static` names the parameters that are
+    options (an axis, a flag), compiled in; a call passing anything but arrays, scalars or None
+    for the others, or an unhashable option, runs primitive by primitive as before.
     """
-    compiled = jit(fun)
+    if fun is None:
+        return functools.partial(one_program_when_eager, static=static)
+    names = list(inspect.signature(fun).parameters)
+    static_at = {names.index(n) for n in static}
+    compiled = jit(fun, static_argnames=tuple(static)) if static else jit(fun)
+
+    def operand(a) -> bool:
+        return a is None or isinstance(a, _SCALARS)
+
+    def hashable(a) -> bool:
+        try:
+            hash(a)
+        except TypeError:
+            return False
+        return True
 
     @functools.wraps(fun)
-    def run(*args):
-        if is_eager() and all(isinstance(a, _SCALARS) for a in args):
-            return compiled(*args)
-        return fun(*args)
+    def run(*args, **kwargs):
+        if is_eager() and all(hashable(a) if i in static_at else operand(a)
+                              for i, a in enumerate(args)) and all(
+                hashable(v) if k in static else operand(v) for k, v in kwargs.items()):
+            return compiled(*args, **kwargs)
+        return fun(*args, **kwargs)
     return run
 
 

@@ -31,7 +31,7 @@ def main() -> None:
     sizes = collections.Counter()
     for module, path in arch.MODULES.items():
         sizes[arch.floor_of(module)] += len(path.read_text().splitlines())
-    for imp in arch.IMPORTS:
+    for imp in arch.imports():
         if imp.in_function:
             continue
         for target in imp.targets:

@@ -17,6 +17,7 @@ packages Python runs on the way: importing `yax.debug.nans` from `yax.transforms
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 from collections import defaultdict
 
@@ -158,7 +159,11 @@ def _imports() -> list[Import]:
     return found
 
 
-IMPORTS = _imports()
+@functools.cache
+def imports() -> tuple[Import, ...]:
+    """Every import statement of yax (read on first use: parsing all of yax at collection
+    would cost every xdist worker a second, most of them never running these tests)."""
+    return tuple(_imports())
 
 
 def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -207,7 +212,7 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def _edges(include_functions: bool) -> dict[str, set[str]]:
     edges: dict[str, set[str]] = defaultdict(set)
-    for imp in IMPORTS:
+    for imp in imports():
         if imp.in_function and not include_functions:
             continue
         for target in imp.targets:
@@ -229,13 +234,13 @@ def test_no_cycle_among_module_level_imports():
 
 
 def test_no_import_reaches_up_a_floor():
-    upward = sorted({f"{imp!r} reaches {target}" for imp in IMPORTS for target in imp.targets
+    upward = sorted({f"{imp!r} reaches {target}" for imp in imports() for target in imp.targets
                      if target in MODULES and floor_of(target) > floor_of(imp.module)})
     assert not upward, "imports of a higher floor:\n" + "\n".join(upward)
 
 
 def test_imports_inside_functions_are_few_and_explained():
-    inside = [imp for imp in IMPORTS if imp.in_function]
+    inside = [imp for imp in imports() if imp.in_function]
     unexplained = [imp for imp in inside if not imp.explained]
     assert not unexplained, ("imports inside functions without a comment saying why they "
                              "cannot be at the top:\n" + "\n".join(map(repr, unexplained)))
@@ -243,7 +248,7 @@ def test_imports_inside_functions_are_few_and_explained():
 
 
 def test_only_the_runtime_imports_jax():
-    outside = [imp for imp in IMPORTS if floor_of(imp.module) != 1
+    outside = [imp for imp in imports() if floor_of(imp.module) != 1
                and any(t == "jax" or t.startswith(("jax.", "jaxlib")) for t in imp.targets)
                and not any(t.startswith("jaxlib.mlir") for t in imp.targets)]
     assert not outside, "\n".join(map(repr, outside))

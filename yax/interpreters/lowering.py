@@ -20,7 +20,7 @@ class ModuleContext:
 
     def __init__(self, platform: str):
         self.platform = platform
-        self.context = mlir.make_context()
+        self.context = mlir.make_context(all_dialects=False)
         self.module = None
         self.functions: dict[int, tuple] = {}  # id(jaxpr) -> (func op, jaxpr kept alive)
         self._names: set[str] = set()

@@ -17,6 +17,7 @@ import yax.numpy as jnp
 from yax import lax
 from yax.core import dtypes
 from yax.numpy._promote import promote_arrays_inexact
+from yax.numpy._ufunc_builders import one_program_when_eager
 
 __all__ = [
     "relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "softplus", "elu",
@@ -50,6 +51,7 @@ def relu6(x):
     return jnp.where((x > 0) & (x < 6), x, jnp.where(x >= 6, zero + 6, zero))
 
 
+@one_program_when_eager(static=("approximate",))
 def gelu(x, approximate: bool = True):
     """Gaussian error linear unit.
 
@@ -137,6 +139,7 @@ def _nonzero_total(total, where):
     return total if where is None else jnp.where(total == 0, jnp.ones_like(total), total)
 
 
+@one_program_when_eager(static=("axis",))
 def softmax(x, axis=-1, where=None):
     """exp(x) / sum(exp(x)) along `axis` (an int, a tuple of ints, or None for all axes).
 
@@ -154,6 +157,7 @@ def softmax(x, axis=-1, where=None):
     return unnormalized / _nonzero_total(total, where)
 
 
+@one_program_when_eager(static=("axis",))
 def log_softmax(x, axis=-1, where=None):
     """x - logsumexp(x) along `axis`, computed stably; with a `where` mask only the selected
     entries count, and the result is -inf elsewhere."""
@@ -164,6 +168,7 @@ def log_softmax(x, axis=-1, where=None):
     return out if where is None else jnp.where(where, out, -np.inf)
 
 
+@one_program_when_eager(static=("axis", "keepdims", "return_sign"))
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """log(sum(b * exp(a))) along `axis`, computed stably (the maximum is subtracted first, as a
     constant, so large inputs neither overflow nor give NaN gradients).

@@ -5,14 +5,19 @@ need no conversion).
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 
 from yax.core import dtypes
-from yax.core.trace import Tracer, bind, current_trace
+from yax.core.trace import Tracer, bind, current_trace, is_eager
 from yax.interpreters.jvp import JVPTrace
 from yax.interpreters.partial_eval import PartialEvalTrace
 from yax.interpreters.staging import StagingTrace
 from yax.numpy import _promote
+from yax.runtime.array import Array
+from yax.transforms.jit import jit
 
 __all__ = ["to_operand", "promote_args", "promote_args_inexact", "promote_args_numeric"]
 
@@ -52,6 +57,45 @@ def _is_int_or_bool(x) -> bool:
     return dtypes.is_int(dt) or dtypes.is_bool(dt)
 
 
+_SCALARS = (bool, int, float, complex, np.generic, np.ndarray, Array)
+
+
+def one_program_when_eager(fun=None, *, static: tuple = ()):
+    """`fun` as one compiled program when called eagerly, as JAX's jitted jnp functions run;
+    under a transformation it is traced inline, unchanged.
+
+    Eagerly every primitive compiles a program of its own on first use per shape: an integer
+    `floor_divide` binds eight primitives, so eight XLA compiles where one will do (most of a
+    test suite's time is compiling such tiny programs). `static` names the parameters that are
+    options (an axis, a flag), compiled in; a call passing anything but arrays, scalars or None
+    for the others, or an unhashable option, runs primitive by primitive as before.
+    """
+    if fun is None:
+        return functools.partial(one_program_when_eager, static=static)
+    names = list(inspect.signature(fun).parameters)
+    static_at = {names.index(n) for n in static}
+    compiled = jit(fun, static_argnames=tuple(static)) if static else jit(fun)
+
+    def operand(a) -> bool:
+        return a is None or isinstance(a, _SCALARS)
+
+    def hashable(a) -> bool:
+        try:
+            hash(a)
+        except TypeError:
+            return False
+        return True
+
+    @functools.wraps(fun)
+    def run(*args, **kwargs):
+        if is_eager() and all(hashable(a) if i in static_at else operand(a)
+                              for i, a in enumerate(args)) and all(
+                hashable(v) if k in static else operand(v) for k, v in kwargs.items()):
+            return compiled(*args, **kwargs)
+        return fun(*args, **kwargs)
+    return run
+
+
 # Fast paths (eager dispatch overhead, issue 11): when the general promotion would hand the
 # operands on unchanged, bind the primitive directly. `_PASS_DTYPES[promote]` is the set of dtypes
 # an operand may have for that to hold (None: any dtype); a promotion rule missing from the table
@@ -70,7 +114,11 @@ def _make_unary(name, lax_fn, promote, doc):
         (x,) = promote(name, x)
         return lax_fn(x)
     direct.__name__ = direct.__qualname__ = name
-    as_program = _JaxProgram(direct)
+    # as jax defines its ufuncs, `jit(..., inline=True)`: inlined while staging, but under
+    # forward mode of eager values the transformed body (the JVP rule's tangent arithmetic)
+    # runs as one compiled program, so XLA fuses and rounds it as jax's does (the cookbook's
+    # eager `jacfwd(jacrev(f))` through `tanh` prints jax's digits)
+    as_program = jit(direct, inline=True)
 
     def fn(x, /):
         if isinstance(x, Tracer) and _over_eager(current_trace()):
@@ -94,24 +142,6 @@ def _over_eager(trace) -> bool:
         forward = forward or isinstance(trace, JVPTrace)
         trace = trace.parent
     return forward
-
-
-class _JaxProgram:
-    """A ufunc as jax defines it, `jit(..., inline=True)`: inlined while staging, but under
-    forward mode of eager values its transformed body (the JVP rule's tangent
-    arithmetic, say) runs as one compiled program, so XLA fuses and rounds it as jax's does
-    (eager `jacfwd(jacrev(f))` through `tanh` gives jax's digits). Made on first use."""
-
-    __slots__ = ("fun", "jitted")
-
-    def __init__(self, fun):
-        self.fun, self.jitted = fun, None
-
-    def __call__(self, x):
-        if self.jitted is None:
-            from yax.transforms.jit import jit  # the ufuncs are built before yax.transforms
-            self.jitted = jit(self.fun, inline=True)
-        return self.jitted(x)
 
 
 def _make_binary(name, lax_fn, promote, doc):

@@ -17,6 +17,7 @@ from yax.numpy._ufunc_builders import (
     _inexact,
     _is_int,
     _is_int_or_bool,
+    one_program_when_eager,
     promote_args,
     promote_args_inexact,
     promote_args_numeric,
@@ -113,6 +114,7 @@ def _zero_like(x):
     return lax.sub(x, x) if not dtypes.is_bool(_dtype(x)) else lax.ne(x, x)
 
 
+@one_program_when_eager
 def floor_divide(x1, x2, /):
     """Floor division (rounds toward minus infinity, also for negative integers)."""
     x1, x2 = promote_args_numeric("floor_divide", x1, x2)
@@ -139,6 +141,7 @@ def _float_divmod(x1, x2):
     return lax.round(div, lax.RoundingMethod.TO_NEAREST_EVEN), mod
 
 
+@one_program_when_eager
 def remainder(x1, x2, /):
     """x1 mod x2 with the sign of the divisor, as NumPy's `remainder`/`%`."""
     x1, x2 = promote_args_numeric("remainder", x1, x2)

@@ -11,6 +11,7 @@ from yax.core import dtypes
 from yax.numpy._promote import check_arraylike, promote_shapes
 from yax.numpy._ufunc_builders import (
     _dtype,
+    one_program_when_eager,
     promote_args,
     promote_args_numeric,
     to_operand,
@@ -31,12 +32,14 @@ __all__ = ["fmax", "fmin", "clip", "where", "isfinite", "isinf", "isnan", "ispos
 
 # --- comparisons and selection -------------------------------------------------------------------
 
+@one_program_when_eager
 def fmax(x1, x2, /):
     """Elementwise maximum that ignores NaNs (NaN only if both are NaN)."""
     x1, x2 = promote_args("fmax", x1, x2)
     return where(isnan(x1), x2, where(isnan(x2), x1, lax.max(x1, x2)))
 
 
+@one_program_when_eager
 def fmin(x1, x2, /):
     """Elementwise minimum that ignores NaNs (NaN only if both are NaN)."""
     x1, x2 = promote_args("fmin", x1, x2)

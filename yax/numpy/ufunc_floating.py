@@ -11,6 +11,7 @@ from yax.core import dtypes
 from yax.numpy._promote import broadcast_shapes, shape_of
 from yax.numpy._ufunc_builders import (
     _dtype,
+    one_program_when_eager,
     promote_args,
     promote_args_inexact,
 )
@@ -41,6 +42,7 @@ __all__ = ["hypot", "copysign", "logaddexp", "logaddexp2", "real", "imag", "conj
 
 # --- more floating-point functions ---------------------------------------------------------------
 
+@one_program_when_eager
 def hypot(x1, x2, /):
     """sqrt(x1**2 + x2**2), scaled by the larger magnitude so it does not overflow."""
     x1, x2 = promote_args_inexact("hypot", x1, x2)
@@ -53,6 +55,7 @@ def hypot(x1, x2, /):
     return lax.select(lax.bitwise_or(isinf(a), isinf(b)), np.inf, out)
 
 
+@one_program_when_eager
 def copysign(x1, x2, /):
     """|x1| with the sign of x2."""
     x1, x2 = promote_args_inexact("copysign", x1, x2)
@@ -62,6 +65,7 @@ def copysign(x1, x2, /):
     return where(signbit(x2), lax.neg(mag), mag)
 
 
+@one_program_when_eager
 def logaddexp(x1, x2, /):
     """log(exp(x1) + exp(x2)) without overflow."""
     x1, x2 = promote_args_inexact("logaddexp", x1, x2)
@@ -75,6 +79,7 @@ def logaddexp(x1, x2, /):
     return lax.select(lax.ne(delta, delta), lax.add(x1, x2), out)
 
 
+@one_program_when_eager
 def logaddexp2(x1, x2, /):
     """log2(2**x1 + 2**x2) without overflow."""
     x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
@@ -105,12 +110,14 @@ def conjugate(x, /):
 conj = conjugate
 
 
+@one_program_when_eager
 def heaviside(x1, x2, /):
     """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0."""
     x1, x2 = promote_args_inexact("heaviside", x1, x2)
     return where(lax.lt(x1, 0.0), 0.0, where(lax.gt(x1, 0.0), 1.0, x2))
 
 
+@one_program_when_eager
 def sinc(x, /):
     """sin(pi x) / (pi x), with sinc(0) = 1 and every derivative at 0 exact (its Maclaurin
     coefficients), not just the first."""

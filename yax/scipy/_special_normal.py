@@ -9,6 +9,7 @@ import numpy as np
 import yax.numpy as jnp
 from yax import lax
 from yax.numpy._promote import promote_arrays_inexact
+from yax.numpy._ufunc_builders import one_program_when_eager
 
 __all__ = ["ndtr", "ndtri", "log_ndtr"]
 
@@ -18,6 +19,7 @@ _INV_SQRT2 = float(1 / np.sqrt(2))
 _HALF_LOG_2PI = float(0.5 * np.log(2 * np.pi))
 
 
+@one_program_when_eager
 def ndtr(x, /):
     """The standard normal CDF, 0.5 * erfc(-x / sqrt(2)): erfc keeps the lower tail accurate
     relative to its (tiny) value."""
@@ -44,6 +46,7 @@ def _log_ndtr_asymptotic(x, terms: int = 6):
     return -0.5 * x_sq - jnp.log(-x) - _HALF_LOG_2PI + jnp.log(total)
 
 
+@one_program_when_eager
 def log_ndtr(x, /):
     """log(ndtr(x)), accurate in both tails.
 

@@ -17,6 +17,7 @@ import yax.numpy as jnp
 from yax import lax
 from yax.nn.functions import logsumexp
 from yax.numpy._promote import promote_arrays_inexact
+from yax.numpy._ufunc_builders import one_program_when_eager
 from yax.scipy import (
     _special_bessel,
     _special_entropy,
@@ -82,11 +83,13 @@ def _x_times(name, log_fn, domain_low, x, y):
     return x * log_fn(safe_y)
 
 
+@one_program_when_eager
 def xlogy(x, y, /):
     """x * log(y), with 0 where x == 0 (scipy.special.xlogy)."""
     return _x_times("xlogy", jnp.log, 0.0, x, y)
 
 
+@one_program_when_eager
 def xlog1py(x, y, /):
     """x * log1p(y), with 0 where x == 0 (scipy.special.xlog1py)."""
     return _x_times("xlog1py", jnp.log1p, -1.0, x, y)

@@ -34,6 +34,8 @@ LoweringRuleContext = RuleContext
 
 def _adapt_lower(primitive: Primitive, rule):
     def lower(ctx, *operands, **params):
+        # lowering loads only the dialects yax emits; a rule written for jax may use any
+        ctx.module_ctx.context.load_all_available_dialects()
         out = rule(ctx, *operands, **params)
         return [out] if isinstance(out, ir.Value) else list(out)
     return lower

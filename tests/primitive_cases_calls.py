@@ -183,7 +183,23 @@ def _linear_solve(x, y):
     return lax.custom_linear_solve(lambda v: a @ v, sin(y) * x, solve, transpose_solve)
 
 
+def _ref_local(x, y):
+    # a Ref made, read, written and added to inside the function (`+=` is a get and a swap;
+    # addupdate adds in place): the value flows through
+    # new_ref, get, swap, addupdate and freeze, and the derivatives through all of them
+    r = yax.new_ref(sin(x))
+    r[...] = r[...] * y
+    r[...] += cos(x) * y
+    yax.ref.addupdate(r, ..., x * y)
+    return yax.freeze(r) * x
+
+
 CALLS = {
+    "new_ref": smooth(_ref_local, X, Y),
+    "get": smooth(lambda x, y: _ref_local(x * y, y), X, Y),
+    "swap": smooth(lambda x, y: _ref_local(sin(x), y * y), X, Y),
+    "addupdate": smooth(lambda x, y: _ref_local(x, cos(y)), X, Y),
+    "freeze": smooth(lambda x, y: _ref_local(y, x), X, Y),
     "while": smooth(_while, X, skip=WHILE_SKIP),
     "scan": smooth(_scan, X[0], Y),
     "scan:bounded_while": smooth(_bounded_while, X),

@@ -141,13 +141,7 @@ class Mesh:
         return len({getattr(d, "process_index", 0) for d in self.devices.flat}) > 1
 
     def axis_size(self, name) -> int:
-        if isinstance(name, (tuple, list)):
-            return math.prod(self.axis_size(n) for n in name)
-        try:
-            return self.shape[name]
-        except KeyError:
-            raise ValueError(f"axis name {name!r} is not in the mesh axes "
-                             f"{self.axis_names}") from None
+        return _axis_size(self, name)
 
     def __eq__(self, other):
         return isinstance(other, Mesh) and self._key == other._key
@@ -204,13 +198,7 @@ class AbstractMesh:
     manual_axes = property(lambda self: self._names_of(AxisType.Manual))
 
     def axis_size(self, name) -> int:
-        if isinstance(name, (tuple, list)):
-            return math.prod(self.axis_size(n) for n in name)
-        try:
-            return self.shape[name]
-        except KeyError:
-            raise ValueError(f"axis name {name!r} is not in the mesh axes "
-                             f"{self.axis_names}") from None
+        return _axis_size(self, name)
 
     def update_axis_types(self, new: dict) -> AbstractMesh:
         """A copy with the axes named in `new` (name -> AxisType) given those types."""
@@ -352,3 +340,15 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh
     if axis_types is None:
         axis_types = (AxisType.Explicit,) * len(axis_shapes)
     return Mesh(grid.reshape(axis_shapes), tuple(axis_names), axis_types=axis_types)
+
+
+def _axis_size(mesh, name) -> int:
+    """The size of mesh axis `name` (the product over a tuple of names), for Mesh and
+    AbstractMesh alike."""
+    if isinstance(name, (tuple, list)):
+        return math.prod(_axis_size(mesh, n) for n in name)
+    try:
+        return mesh.shape[name]
+    except KeyError:
+        raise ValueError(f"axis name {name!r} is not in the mesh axes "
+                         f"{mesh.axis_names}") from None

@@ -14,10 +14,16 @@ import numpy as np
 import pytest
 
 import yax
+from tests.harness import JAX_0_10
 from tests.multidevice import run_on_devices
 from yax.sharding import AbstractMesh, AxisType, P
 
+# yax follows jax 0.10 here; jax 0.11 (a fresh Python 3.12's)
+# makes Auto abstract meshes by default and refuses device_put to unreduced specs
+_JAX_0_10_ONLY = pytest.mark.skipif(not JAX_0_10, reason="compared with jax 0.10's behaviour")
 
+
+@_JAX_0_10_ONLY
 def test_abstract_mesh_and_partition_spec_print_as_jax():
     cases = [
         lambda a: a.sharding.AbstractMesh((8,), ("A",)),
@@ -366,6 +372,7 @@ def test_unreduced_arrays_read_back_summed_and_are_not_computed_on():
             yax.numpy.zeros(4, out_sharding=P(unreduced={"d"}))
 
 
+@_JAX_0_10_ONLY
 def test_explicit_sharding_cases_match_jax(child_report):
     assert child_report["checked"] > 90
     shown = "\n".join(json.dumps(m)[:600] for m in child_report["mismatch"])

@@ -11,7 +11,12 @@ import pytest
 
 import yax
 import yax.numpy as ynp
+from tests.harness import JAX_0_10
 from yax import errors
+
+# yax follows jax 0.10 here; jax 0.11 (a fresh Python 3.12's)
+# prints a Ref without weak_type and stages Refs otherwise
+_JAX_0_10_ONLY = pytest.mark.skipif(not JAX_0_10, reason="compared with jax 0.10's behaviour")
 
 BOTH = [(jax, jjnp), (yax, ynp)]
 
@@ -40,6 +45,7 @@ def message(prog):
 
 # --- creating, printing, reading and writing ---------------------------------------------------
 
+@_JAX_0_10_ONLY
 def test_repr_dtype_and_weak_type():
     def prog(jx, np_):
         out = [repr(jx.new_ref(0)), repr(jx.new_ref(0.)), str(jx.new_ref(np_.zeros(3))),
@@ -182,6 +188,7 @@ def test_jit_ref_arguments_eager_equals_jit_and_in_place():
     np.testing.assert_allclose(np.asarray(x_ref[...]), np.sin(np.sin(np.arange(3.))), rtol=1e-6)
 
 
+@_JAX_0_10_ONLY
 def test_jit_and_loops_reading_a_ref_leave_it_as_it_is():
     def prog(jx, np_):
         r, s = jx.new_ref(0.), jx.new_ref(np_.ones(()))
@@ -373,6 +380,7 @@ def test_plumbing_refs_under_grad():
     same(prog)
 
 
+@_JAX_0_10_ONLY
 def test_custom_vjp_stash_grads():
     def prog(jx, np_):
         @jx.custom_vjp
@@ -477,6 +485,7 @@ def test_refs_written_where_yax_cannot_thread_them():
     assert float(yax.jit(yax.checkpoint(lambda x: x * r[...]))(2.)) == 0.  # reads are fine
 
 
+@_JAX_0_10_ONLY
 def test_make_jaxpr_stages_refs_as_jax_prints_them():
     def prog(jx, np_):
         r = jx.new_ref(np_.zeros(3))

@@ -17,6 +17,7 @@ from tests.default_codegen import (
     needs_unoptimised_parent,
     run_with_default_codegen,
 )
+from tests.harness import JAX_0_10
 
 _Z = (np.array([[0.3 + 2.5j, -1.2 + 0.01j, 0.0 + 7.0j],
                 [4.0 - 0.2j, 1e-4 + 1e-6j, -3.0 - 30.0j]], np.complex64))
@@ -112,6 +113,7 @@ def _cookbook_hessian(api):
 
 
 @default_codegen_only
+@pytest.mark.skipif(not JAX_0_10, reason="rounds as jax 0.10's eager forward mode")
 def test_eager_forward_over_reverse_equals_jax_bitwise():
     # jax's ufuncs are `jit(inline=True)`: under eager forward mode each one's transformed body
     # is one fused program (its JVP's multiply-adds contract); yax's unary ufuncs run the same
@@ -141,8 +143,9 @@ def test_eager_grad_of_jit_equals_jax_bitwise(compose):
 @needs_unoptimised_parent
 def test_program_boundaries_round_as_jax_with_default_codegen():
     # the last bit of these depends on XLA's codegen, which the suite turns down for speed
-    run_with_default_codegen(f"{__file__}::test_eager_forward_over_reverse_equals_jax_bitwise",
-                             f"{__file__}::test_eager_grad_of_jit_equals_jax_bitwise")
+    forward = ([f"{__file__}::test_eager_forward_over_reverse_equals_jax_bitwise"]
+               if JAX_0_10 else [])
+    run_with_default_codegen(*forward, f"{__file__}::test_eager_grad_of_jit_equals_jax_bitwise")
 
 
 def test_staging_folds_conversions_of_literals_and_forwards_no_op_ones():

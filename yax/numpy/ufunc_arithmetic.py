@@ -59,7 +59,6 @@ maximum, minimum = _binary("maximum", lax.max), _binary("minimum", lax.min)
 divide = _binary("divide", lax.div, promote_args_inexact)
 arctan2 = _binary("arctan2", lax.atan2, promote_args_inexact)
 nextafter = _binary("nextafter", lax.nextafter, promote_args_inexact)
-fmod = _binary("fmod", lax.rem, promote_args_numeric)
 equal, not_equal = _binary("equal", lax.eq), _binary("not_equal", lax.ne)
 
 
@@ -124,7 +123,9 @@ def floor_divide(x1, x2, /):
     if dtypes.is_int(dt):
         quot = lax.div(x1, x2)  # truncates toward zero
         rem = lax.rem(x1, x2)
-        wrong = lax.bitwise_and(lax.ne(lax.lt(x1, 0), lax.lt(x2, 0)), lax.ne(rem, 0))
+        # Signs compared with `sign`, not `< 0`: a zero divisor (XLA's x / 0 is -1, x % 0 is x)
+        # then gives what jax gives (7 // 0 == -2), which programs ported from jax may print.
+        wrong = lax.bitwise_and(lax.ne(lax.sign(x1), lax.sign(x2)), lax.ne(rem, 0))
         return lax.select(wrong, lax.sub(quot, 1), quot)
     if dtypes.is_complex(dt):
         raise TypeError("floor_divide does not support complex inputs")
@@ -134,11 +135,30 @@ def floor_divide(x1, x2, /):
 def _float_divmod(x1, x2):
     """(floor(x1 / x2), x1 mod x2) for floats, as NumPy's divmod: mod has the divisor's sign."""
     mod = lax.rem(x1, x2)
-    div = lax.div(lax.sub(x1, mod), x2)
-    fix = lax.bitwise_and(lax.ne(mod, 0.0), lax.ne(lax.lt(x2, 0.0), lax.lt(mod, 0.0)))
+    # x1 - mod is nan for a zero divisor (mod is nan); dividing x1 itself gives the signed
+    # infinity NumPy and jax give for 2.25 // 0.
+    div = lax.div(lax.select(lax.eq(x2, 0.0), x1, lax.sub(x1, mod)), x2)
+    # `sign` rather than `< 0`, so that a nan mod also takes the fix (it stays nan) and the
+    # quotient of a zero divisor is then rounded as it is in jax
+    fix = lax.bitwise_and(lax.ne(mod, 0.0), lax.ne(lax.sign(x2), lax.sign(mod)))
     mod = lax.select(fix, lax.add(mod, x2), mod)
     div = lax.select(fix, lax.sub(div, 1.0), div)
     return lax.round(div, lax.RoundingMethod.TO_NEAREST_EVEN), mod
+
+
+def _int_divisor_without_zeros(x2):
+    """An integer divisor with its zeros replaced by ones: jax defines x % 0 == 0 for integers
+    (XLA alone gives x), and programs ported from jax print it."""
+    return lax.select(lax.eq(x2, 0), lax.add(_zero_like(x2), 1), x2)
+
+
+@one_program_when_eager
+def fmod(x1, x2, /):
+    """x1 mod x2 with the sign of the dividend (C's fmod); 0 for an integer x2 of 0."""
+    x1, x2 = promote_args_numeric("fmod", x1, x2)
+    if dtypes.is_int(_dtype(x1)):
+        x2 = _int_divisor_without_zeros(x2)
+    return lax.rem(x1, x2)
 
 
 @one_program_when_eager
@@ -147,11 +167,12 @@ def remainder(x1, x2, /):
     x1, x2 = promote_args_numeric("remainder", x1, x2)
     dt = _dtype(x1)
     if dtypes.is_unsigned_int(dt):
-        return lax.rem(x1, x2)
+        return lax.rem(x1, _int_divisor_without_zeros(x2))
     if dtypes.is_complex(dt):
         raise TypeError("remainder does not support complex inputs")
     if dtypes.is_float(dt):
         return _float_divmod(x1, x2)[1]
+    x2 = _int_divisor_without_zeros(x2)
     rem = lax.rem(x1, x2)
     fix = lax.bitwise_and(lax.ne(rem, 0), lax.ne(lax.lt(rem, 0), lax.lt(x2, 0)))
     return lax.select(fix, lax.add(rem, x2), rem)

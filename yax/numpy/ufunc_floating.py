@@ -112,9 +112,10 @@ conj = conjugate
 
 @one_program_when_eager
 def heaviside(x1, x2, /):
-    """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0."""
+    """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0, and nan where x1 is nan."""
     x1, x2 = promote_args_inexact("heaviside", x1, x2)
-    return where(lax.lt(x1, 0.0), 0.0, where(lax.gt(x1, 0.0), 1.0, x2))
+    at_zero_or_nan = where(lax.ne(x1, x1), x1, x2)
+    return where(lax.lt(x1, 0.0), 0.0, where(lax.gt(x1, 0.0), 1.0, at_zero_or_nan))
 
 
 @one_program_when_eager

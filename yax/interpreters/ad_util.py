@@ -39,7 +39,7 @@ def is_zero(x) -> bool:
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
     """Tangents of float/complex values share their type; others would be float0 (kept Zero)."""
-    return ShapedArray(aval.shape, aval.dtype, False) if aval.weak_type else aval
+    return aval.strip_weak_type()  # keeps the varying mesh axes of a shard_map value
 
 
 # --- zeros_like: materialise a zero of a given aval ---

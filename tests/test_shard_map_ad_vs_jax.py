@@ -1,0 +1,73 @@
+"""Derivatives through shard_map collectives against jax 0.10, value for value.
+
+The table (tests/shard_map_ad_cases.py) holds programs that differentiate inside a shard_map
+body and outside it, with check_vma on and off, over psum, pmean, pvary/pcast, all_gather,
+psum_scatter, ppermute, all_to_all, axis_index, pmax and pmin, on 1-D and 2-D meshes, with
+grad, vjp, jvp, linearize, second order and vmap. One child process on 4 CPU devices runs each
+with jax and with yax, eagerly and under jit; yax must give jax's numbers, and raise where jax
+raises. jax 0.10 defines the reference (jax 0.11 may type or transpose otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.harness import JAX_0_10
+from tests.multidevice import run_on_devices
+from tests.shard_map_ad_cases import CASES
+
+CHILD = r'''
+import json, sys, traceback
+import numpy as np
+import jax, yax
+from tests.shard_map_ad_cases import CASES
+
+def leaves(m, out):
+    return [np.asarray(v) for v in m.tree_util.tree_leaves(out)]
+
+def run(m, name):
+    fun, args = CASES[name](m)
+    outs = []
+    for f in (fun, m.jit(fun)):
+        try:
+            outs.append(("ok", leaves(m, f(*args))))
+        except Exception as e:  # noqa: BLE001
+            outs.append(("raise", f"{type(e).__name__}: {str(e)[:300]}"))
+    return outs
+
+def compare(want, got):
+    if want[0] == "raise":
+        return ("ok", "") if got[0] == "raise" else ("missing_error", want[1])
+    if got[0] == "raise":
+        return "yax_error", got[1]
+    if len(want[1]) != len(got[1]):
+        return "diff", f"{len(got[1])} outputs, jax has {len(want[1])}"
+    for w, g in zip(want[1], got[1]):
+        if w.shape != g.shape or not np.allclose(w, g, rtol=2e-5, atol=2e-5):
+            return "diff", f"yax {g.tolist()} jax {w.tolist()}"
+    return "ok", ""
+
+results = {}
+for name in CASES:
+    j = run(jax, name)
+    y = run(yax, name)
+    verdicts = [compare(jw, yg) for jw, yg in zip(j, y)]
+    bad = [(k, v) for k, v in zip(("eager", "jit"), verdicts) if v[0] != "ok"]
+    results[name] = "ok" if not bad else "; ".join(f"{k}: {v[0]} {v[1]}" for k, v in bad)
+print("RESULTS " + json.dumps(results))
+'''
+
+
+@pytest.fixture(scope="module")
+def table() -> dict:
+    out = run_on_devices(CHILD, n=4, timeout=900)
+    line = next(s for s in out.splitlines() if s.startswith("RESULTS "))
+    return json.loads(line[len("RESULTS "):])
+
+
+@pytest.mark.skipif(not JAX_0_10, reason="compared with jax 0.10's check_vma rules")
+@pytest.mark.parametrize("name", list(CASES))
+def test_matches_jax(table, name):
+    assert table[name] == "ok", table[name]

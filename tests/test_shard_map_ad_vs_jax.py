@@ -22,13 +22,14 @@ CHILD = r'''
 import json, sys, traceback
 import numpy as np
 import jax, yax
-from tests.shard_map_ad_cases import CASES
+from tests.shard_map_ad_cases import CASES, EXPECTED
 
 def leaves(m, out):
     return [np.asarray(v) for v in m.tree_util.tree_leaves(out)]
 
 def run(m, name):
     fun, args = CASES[name](m)
+    args = tuple(m.numpy.asarray(a) for a in args)
     outs = []
     for f in (fun, m.jit(fun)):
         try:
@@ -52,6 +53,8 @@ def compare(want, got):
 results = {}
 for name in CASES:
     j = run(jax, name)
+    if name in EXPECTED and j[0][0] == "raise" and "NotImplementedError" in j[0][1]:
+        j = [("ok", [np.asarray(v) for v in EXPECTED[name]()])] * 2  # jax has no rule
     y = run(yax, name)
     verdicts = [compare(jw, yg) for jw, yg in zip(j, y)]
     bad = [(k, v) for k, v in zip(("eager", "jit"), verdicts) if v[0] != "ok"]

@@ -92,6 +92,12 @@ def checks_vma(trace) -> bool:
     return getattr(trace, "check_vma", False)
 
 
+def is_mesh_axis(trace) -> bool:
+    """A shard_map's mesh axis (staged: mesh_axes.MeshAxis; eager: its batching trace), which
+    knows its check_vma; vmap's axes do not."""
+    return hasattr(trace, "check_vma")
+
+
 def psum_bind(x, axis_name):
     trace = find_axis_trace(axis_name)
     if not _maybe_batched(x, trace):
@@ -162,10 +168,12 @@ def axis_index_bind(axis_name):
 
 def pvary_bind(x, axes: tuple):
     """`x` (the same on every device along the mesh axes `axes`) typed as varying along them:
-    no data moves (under vmap semantics, the value is unchanged). Where the types are not
-    checked (check_vma=False) it is `x` itself, as in jax."""
-    for name in axes:
-        find_axis_trace(name)  # the unbound-name error
+    no data moves (under vmap semantics, the value is unchanged). In a shard_map body with
+    check_vma=False it is `x` itself, as in jax; along vmap axes (where jax refuses it) yax
+    keeps it as a typed identity."""
+    traces = [find_axis_trace(name) for name in axes]  # the unbound-name error
+    if not any(is_mesh_axis(t) for t in traces):
+        return pvary_p.bind(_as_value(x), axes=tuple(axes))
     return as_varying(x, tuple(axes))
 
 
@@ -451,6 +459,8 @@ def _pvary_transpose(cts, x, *, axes):
     ct = cts[0]
     if type(ct) is Zero:
         return [Zero(x.aval.strip_weak_type())]
+    if not all(checks_vma(find_axis_trace(a)) for a in axes):
+        return [ct]  # along vmap axes: an identity (each example's value is its own)
     return [psum_invariant_bind(ct, axes)]
 
 

@@ -135,6 +135,8 @@ def vma_of(x) -> frozenset:
 
 # --- the typing rules, applied while a shard_map body is traced -------------------------------
 
+_NONE = frozenset()
+
 # primitives that make a value vary with no varying operand
 _MAKES_VARYING = frozenset({"axis_index", "pvary"})
 
@@ -148,12 +150,12 @@ def _has_subprogram(params) -> bool:
 def _type_outputs(primitive, avals, outs, params):
     """The outputs typed with the mesh axes they vary along (jax's vma rule). A primitive that
     holds a program (jit, scan, cond, ...) keeps the types its traced program gave."""
-    ins = frozenset().union(*(a.vma for a in avals))
+    ins = frozenset().union(*(getattr(a, "vma", _NONE) for a in avals))  # refs have none
     if not ins and primitive.name not in _MAKES_VARYING:
         return outs
     if _has_subprogram(params):
         return outs
-    mesh = next((a.mesh for a in avals if a.vma), None) or _innermost_mesh()
+    mesh = next((a.mesh for a in avals if getattr(a, "vma", _NONE)), None) or _innermost_mesh()
     if mesh is None:
         return outs
     out = out_varying(primitive.name, params, ins, frozenset(mesh.axis_names))

@@ -80,6 +80,7 @@ def global_out_avals(jaxpr, mesh, out_specs) -> list:
     Explicit mesh axes (`f32[6@i]`), as jax's."""
     outs = []
     for a, spec in zip(jaxpr.out_avals, out_specs, strict=True):
+        a = mesh_axes.plain(a)  # outside the body no value varies along a manual axis
         shape = global_shape(mesh, spec, a.shape)
         outs.append(a.update(shape=shape, sharding=type_sharding(NamedSharding(mesh, spec),
                                                                  len(shape))))

@@ -349,8 +349,73 @@ def _err_grad_in(m, cv):
     return f, (W, X)
 
 
+@case("error/cond_branches_vary_otherwise", cvs=(True,))
+def _err_cond(m, cv):
+    P = m.sharding.PartitionSpec
+
+    @_sm(m, cv, (P(), P("i")), P())
+    def g(w, x):  # one branch varies along i, the other does not: jax's type error
+        loss = lambda w: m.lax.psum(m.lax.cond(x[0] > 1, lambda: w * x[1], lambda: w * w), "i")
+        return m.grad(loss)(w)
+    return g, (W, X)
+
+
+@case("grad_in/scan_varying_carry")
+def _scan_in(m, cv):
+    P = m.sharding.PartitionSpec
+
+    @_sm(m, cv, (P(), P("i")), P())
+    def g(w, x):
+        def loss(w):
+            c0 = m.lax.pcast(w, "i", to="varying") if cv else w
+            c, _ = m.lax.scan(lambda c, xi: (c * w + xi, None), c0, x)
+            return m.lax.psum(c, "i")
+        return m.grad(loss)(w)
+    return g, (W, X)
+
+
+@case("grad_in/jit_reused_for_other_types")
+def _jit_reused(m, cv):
+    P = m.sharding.PartitionSpec
+    mul = m.jit(lambda a, b: a * b)
+
+    @_sm(m, cv, (P(), P("i")), P())
+    def g(w, x):
+        first = mul(w, m.numpy.stack([w, w]))  # traced with both operands invariant
+        loss = lambda w: m.lax.psum(m.numpy.sum(mul(w, x)), "i")  # then with x varying
+        return m.grad(loss)(w) + 0.0 * m.numpy.sum(first)
+    return g, (W, X)
+
+
 @case("error/unknown_axis")
 def _err_axis(m, cv):
     P = m.sharding.PartitionSpec
     f = _sm(m, cv, (P(), P("i")), P())(lambda w, x: m.lax.psum(m.numpy.sum(w * x), "k"))
     return m.grad(f), (W, X)
+
+
+# --- programs whose make_jaxpr shows the casts and sums (pvary, psum_invariant) --------------
+
+def _forward(body, ins=(None, "i"), out=None, mesh2=False, cv=True):
+    def build(m):
+        P = m.sharding.PartitionSpec
+        spec = lambda s: P(*s) if isinstance(s, tuple) else P(s) if s else P()
+        f = _sm(m, cv, tuple(spec(s) for s in ins), spec(out), _mesh2(m) if mesh2 else None)
+        return f(partial(body, m)), ((W, X2) if mesh2 else (W, X))
+    return build
+
+
+JAXPR_PROGRAMS = {
+    "psum_of_varying_and_invariant": _forward(
+        lambda m, w, x: m.lax.psum(m.numpy.sum(w * x), "i") + m.lax.psum(w, "i")),
+    "literal_meets_varying": _forward(lambda m, w, x: x * 2.0 + 1.0, out="i"),
+    "collectives_of_invariant": _forward(
+        lambda m, w, x: m.lax.all_gather(w, "i") * x[0] + m.lax.ppermute(w, "i", CYCLE),
+        out="i"),
+    "pcast": _forward(lambda m, w, x: m.lax.pcast(w, "i", to="varying") * x, out="i"),
+    "two_axes": _forward(
+        lambda m, w, x: m.lax.psum(w * x, ("i", "j")) + m.lax.psum(m.lax.psum(x, "j"), "i"),
+        ins=(None, ("i", "j")), out=None, mesh2=True),
+    "unchecked_has_none": _forward(
+        lambda m, w, x: m.lax.pcast(w, "i", to="varying") * x, cv=False, out="i"),
+}

@@ -16,7 +16,7 @@ import pytest
 
 from tests.harness import JAX_0_10
 from tests.multidevice import run_on_devices
-from tests.shard_map_ad_cases import CASES
+from tests.shard_map_ad_cases import CASES, JAXPR_PROGRAMS
 
 CHILD = r'''
 import json, sys, traceback
@@ -74,3 +74,42 @@ def table() -> dict:
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_jax(table, name):
     assert table[name] == "ok", table[name]
+
+
+JAXPR_CHILD = r'''
+import json, re
+import numpy as np
+import jax, yax
+from tests.shard_map_ad_cases import JAXPR_PROGRAMS
+
+LINE = re.compile(r"^\s*\w+:(\S+) = (pvary|psum_invariant|psum)(\[[^\]]*\])? (.*)$")
+
+def casts(m, name):
+    fun, args = JAXPR_PROGRAMS[name](m)
+    text = str(m.make_jaxpr(fun)(*[m.numpy.asarray(a) for a in args]))
+    out = []
+    for line in text.splitlines():
+        hit = LINE.match(line)
+        if hit:  # the value's type, the collective and its params, a literal operand
+            ty, prim, params, operand = hit.groups()
+            out.append(f"{ty} = {prim}{params or ''} {operand if ':' in operand else '_'}")
+    return out
+
+print("CASTS " + json.dumps({n: [casts(jax, n), casts(yax, n)] for n in JAXPR_PROGRAMS}))
+'''
+
+
+@pytest.fixture(scope="module")
+def casts() -> dict:
+    out = run_on_devices(JAXPR_CHILD, n=4, timeout=300)
+    line = next(s for s in out.splitlines() if s.startswith("CASTS "))
+    return json.loads(line[len("CASTS "):])
+
+
+@pytest.mark.skipif(not JAX_0_10, reason="compared with jax 0.10's jaxprs")
+@pytest.mark.parametrize("name", list(JAXPR_PROGRAMS))
+def test_jaxpr_has_jaxs_casts_and_sums(casts, name):
+    """make_jaxpr shows jax's pvary and psum_invariant equations (types, params, literal
+    operands), in jax's order."""
+    want, got = casts[name]
+    assert got == want

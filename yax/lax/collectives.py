@@ -48,6 +48,9 @@ def psum(x, axis_name):
       >>> yax.vmap(lambda v: v / lax.psum(v, "i"), axis_name="i")(jnp.arange(1., 4.))
       # [1/6, 2/6, 3/6]
     """
+    names = _names(axis_name)
+    if len(names) > 1 and coll.all_check_vma(names):  # jax's one psum over them all
+        return tree_util.tree_map(lambda v: coll.psum_invariant_bind(as_operand(v), names), x)
     return _over_names(coll.psum_bind, x, axis_name)
 
 
@@ -192,10 +195,15 @@ def _typeof(v):
 
 
 def _varying_axes(v) -> frozenset:
-    """The mesh axes `v`'s type says it varies over (eager shard_map values know theirs; a
-    traced one is taken as invariant, so pcast types it varying)."""
+    """The mesh axes `v`'s type says it varies over (eager shard_map values know theirs, and
+    a traced body's values carry theirs in their types)."""
     mat = getattr(_typeof(v), "manual_axis_type", None)
-    return mat.varying if mat is not None else frozenset()
+    return mat.varying if mat is not None else mesh_axes.vma_of(v)  # a traced body's value
+
+
+def _mesh_of(v):
+    typed = _typeof(v)
+    return typed.sharding.mesh if typed is not None else v.aval.mesh
 
 
 def check_carry_vma(body, operands, n_consts: int, n_carry: int, carry_name, paths) -> None:
@@ -205,7 +213,7 @@ def check_carry_vma(body, operands, n_consts: int, n_carry: int, carry_name, pat
     ins = [_varying_axes(v) for v in operands]
     if not any(ins):
         return
-    mesh = next(_typeof(v).sharding.mesh for v, i in zip(operands, ins) if i)
+    mesh = next(_mesh_of(v) for v, i in zip(operands, ins) if i)
     everything = frozenset(mesh.axis_names)
 
     def on_eqn(eqn, vals):

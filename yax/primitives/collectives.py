@@ -98,6 +98,10 @@ def is_mesh_axis(trace) -> bool:
     return hasattr(trace, "check_vma")
 
 
+def all_check_vma(axis_names) -> bool:
+    return all(checks_vma(find_axis_trace(a)) for a in axis_names)
+
+
 def psum_bind(x, axis_name):
     trace = find_axis_trace(axis_name)
     if not _maybe_batched(x, trace):
@@ -459,7 +463,7 @@ def _pvary_transpose(cts, x, *, axes):
     ct = cts[0]
     if type(ct) is Zero:
         return [Zero(x.aval.strip_weak_type())]
-    if not all(checks_vma(find_axis_trace(a)) for a in axes):
+    if not all_check_vma(axes):
         return [ct]  # along vmap axes: an identity (each example's value is its own)
     return [psum_invariant_bind(ct, axes)]
 

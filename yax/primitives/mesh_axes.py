@@ -84,6 +84,9 @@ def out_varying(prim_name: str, params, ins: frozenset, everything: frozenset) -
     return ins
 
 
+_NONE = frozenset()
+
+
 def vma_suffix(mesh, varying) -> str:
     """`{V:i}` / `{V:(i,j)}` (mesh order), or '' for a value varying over no axis."""
     names = [a for a in mesh.axis_names if a in varying]
@@ -94,9 +97,12 @@ def vma_suffix(mesh, varying) -> str:
 
 class VaryingAval(ShapedArray):
     """The type of a value inside a shard_map body that varies along mesh axes: a ShapedArray
-    (equal to, and hashed as, the plain one) that knows them (`vma`) and prints them,
-    `f32[3]{V:i}`. Its copies (`update`, `strip_weak_type`) keep them: a batched, weak-typed
-    or tangent value varies as its primal does."""
+    that knows them (`vma`) and prints them, `f32[3]{V:i}`. As in jax they are part of the
+    type: it equals only a type varying along the same axes, so that a program traced once
+    per types (jit, a cond branch, a scan body) is not reused for operands that vary
+    otherwise, whose casts (and so derivatives) differ. Its copies (`update`,
+    `strip_weak_type`) keep them: a batched, weak-typed or tangent value varies as its
+    primal does."""
 
     __slots__ = ("vma", "mesh", "suffix")
 
@@ -105,6 +111,12 @@ class VaryingAval(ShapedArray):
         self.vma = frozenset(varying)
         self.mesh = mesh
         self.suffix = vma_suffix(mesh, varying)
+        self._hash = hash((self._hash, self.vma))
+
+    def __eq__(self, other):
+        return ShapedArray.__eq__(self, other) and self.vma == getattr(other, "vma", _NONE)
+
+    __hash__ = ShapedArray.__hash__
 
     def plain(self) -> ShapedArray:
         return ShapedArray(self.shape, self.dtype, self.weak_type, self.sharding)
@@ -134,8 +146,6 @@ def vma_of(x) -> frozenset:
 
 
 # --- the typing rules, applied while a shard_map body is traced -------------------------------
-
-_NONE = frozenset()
 
 # primitives that make a value vary with no varying operand
 _MAKES_VARYING = frozenset({"axis_index", "pvary"})

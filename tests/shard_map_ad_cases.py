@@ -387,6 +387,35 @@ def _jit_reused(m, cv):
     return g, (W, X)
 
 
+def _while(pcast: bool):
+    def build(m, cv):
+        P = m.sharding.PartitionSpec
+
+        @_sm(m, cv, (P(), P("i")), P())
+        def g(w, x):
+            def loss(w):
+                c0 = m.lax.pcast(w, "i", to="varying") if pcast else w
+                c = m.lax.fori_loop(0, 3, lambda k, c: c * (x[0] + 2.0) + w, c0)
+                return m.lax.psum(c, "i")
+            return m.grad(loss)(w)
+        return g, (W, X)
+    return build
+
+
+case("grad_in/fori_loop_varying_carry", cvs=(True,))(_while(True))
+case("error/fori_loop_carry_changes_type", cvs=(True,))(_while(False))
+
+
+@case("error/while_loop_carry_changes_type", cvs=(True,))
+def _err_while(m, cv):
+    P = m.sharding.PartitionSpec
+
+    @_sm(m, cv, (P(), P("i")), P("i"))
+    def g(w, x):
+        return m.lax.while_loop(lambda c: c < 100, lambda c: c * (x[0] + 2.0) + 1, w)[None]
+    return g, (W, X)
+
+
 @case("error/unknown_axis")
 def _err_axis(m, cv):
     P = m.sharding.PartitionSpec

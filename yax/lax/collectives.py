@@ -201,6 +201,20 @@ def _varying_axes(v) -> frozenset:
     return mat.varying if mat is not None else mesh_axes.vma_of(v)  # a traced body's value
 
 
+def check_loop_carry_vma(what: str, in_avals, out_avals) -> None:
+    """jax's loop error inside a checked shard_map body: the body must return each carry
+    varying along the mesh axes it came in with (else its second iteration would see another
+    type than the one it was traced for)."""
+    for k, (a, b) in enumerate(zip(in_avals, out_avals)):
+        va, vb = getattr(a, "vma", frozenset()), getattr(b, "vma", frozenset())
+        if va != vb:
+            raise errors.ShapeError(
+                f"{what}: body_fun output and input must have identical types, but carry {k} "
+                f"comes in as {a.str_short()} and goes out as {b.str_short()}, so the manual "
+                f"axis types do not match. This might be fixed by applying `lax.pcast(..., "
+                f"{tuple(sorted(vb - va))}, to='varying')` to the initial carry value.")
+
+
 def _mesh_of(v):
     typed = _typeof(v)
     return typed.sharding.mesh if typed is not None else v.aval.mesh

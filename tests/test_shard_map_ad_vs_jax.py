@@ -113,3 +113,22 @@ def test_jaxpr_has_jaxs_casts_and_sums(casts, name):
     operands), in jax's order."""
     want, got = casts[name]
     assert got == want
+
+
+def test_psum_invariant_at_second_order_on_one_device():
+    """psum_invariant (bound only inside a checked shard_map body) at second order, forwards
+    and backwards, against finite differences; a one-device mesh runs in this process."""
+    import numpy as np
+
+    import yax
+    import yax.numpy as jnp
+    from yax import lax
+    from yax.sharding import P
+    from yax.test_util import check_grads
+
+    mesh = yax.make_mesh((1,), ("d",))
+    body = yax.shard_map(lambda b: lax.psum(jnp.sin(b) * b, "d"), mesh=mesh, in_specs=P(),
+                         out_specs=P())
+    f = lambda x: x * body(x)  # noqa: E731
+    assert "psum_invariant[axes=('d',)]" in str(yax.make_jaxpr(f)(np.ones(3, np.float32)))
+    check_grads(f, (np.linspace(-1, 1, 3).astype(np.float32),), order=2, modes=("fwd", "rev"))

@@ -160,14 +160,20 @@ def _has_subprogram(params) -> bool:
 def _type_outputs(primitive, avals, outs, params):
     """The outputs typed with the mesh axes they vary along (jax's vma rule). A primitive that
     holds a program (jit, scan, cond, ...) keeps the types its traced program gave."""
-    ins = frozenset().union(*(getattr(a, "vma", _NONE) for a in avals))  # refs have none
-    if not ins and primitive.name not in _MAKES_VARYING:
-        return outs
+    mesh = None
+    for a in avals:  # the common case (no shard_map anywhere): one attribute read per operand
+        if getattr(a, "vma", None):
+            mesh = a.mesh
+            break
+    if mesh is None:
+        if primitive.name not in _MAKES_VARYING:
+            return outs
+        mesh = _innermost_mesh()
+        if mesh is None:
+            return outs
     if _has_subprogram(params):
         return outs
-    mesh = next((a.mesh for a in avals if getattr(a, "vma", _NONE)), None) or _innermost_mesh()
-    if mesh is None:
-        return outs
+    ins = frozenset().union(*(getattr(a, "vma", _NONE) for a in avals))  # refs have none
     out = out_varying(primitive.name, params, ins, frozenset(mesh.axis_names))
     return [typed(a, mesh, out) for a in outs]
 

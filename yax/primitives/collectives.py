@@ -1,4 +1,4 @@
-"""Named-axis collectives: psum, pmax, pmin, all_gather, axis_index and pvary.
+"""Named-axis collectives: psum, psum_invariant, pmax, pmin, all_gather, axis_index and pvary.
 
 A collective names an axis bound by an enclosing `vmap(..., axis_name=name)` and acts across the
 examples of that axis. For a value `x` that differs per example `i` of a vmap of size n:
@@ -14,6 +14,11 @@ the innermost trace binding the name, and answer directly when `x` is certainly 
 example of that axis (a constant, or a value of a transformation outside it): a batching trace only
 runs a primitive's batch rule when an operand is batched, so those cases never reach it. Lowering a
 collective means its name was never bound: an error, not an XLA failure.
+
+Inside a shard_map body with check_vma, jax's typed rules apply (see `checks_vma`): psum is
+`psum_invariant` (transpose: `pvary`), an invariant operand is cast with `pvary` first
+(transpose: a psum), so derivatives are those of the typed program; along vmap axes and with
+check_vma=False, psum transposes to psum.
 """
 
 from __future__ import annotations

@@ -9,12 +9,14 @@ them), which gives the transformation rules:
   - jvp: shard_map of the body's jvp; tangents use their primals' specs;
   - partial evaluation: outputs computable from known inputs run as a shard_map of their own;
     the rest is staged as a shard_map over all inputs (the known part is recomputed inside it);
-  - transpose: for an output replicated over mesh axes R (its spec does not name them), each
-    device's copy is 1/|R| of the output, so its cotangent is scaled by 1/|R|; the body is
-    first split by partial evaluation (its part on the non-linear inputs runs forwards inside
-    the transposed body), then its linear part transposed with the collectives' rules; the
-    cotangent of an input replicated over axes Q is the psum over Q of the per-device
-    cotangents;
+  - transpose: the body is first split by partial evaluation (its part on the non-linear
+    inputs runs forwards inside the transposed body), then its linear part transposed with the
+    collectives' rules. With check_vma the body is typed (each value knows the mesh axes it
+    varies along, and casts where operands differ are `pvary` equations), so nothing more is
+    needed: an invariant output's cotangent is one value, an invariant input's comes back
+    summed. Without (jax's older rules), an output replicated over mesh axes R has 1/|R| of
+    its cotangent on each device's copy, and the cotangent of an input replicated over axes Q
+    is the psum over Q of the per-device cotangents;
   - batching: the batch dimension is added, unsplit, to the specs.
 """
 

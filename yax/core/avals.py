@@ -30,6 +30,9 @@ class ShapedArray:
     avals cost nothing more)."""
 
     __slots__ = ("shape", "dtype", "weak_type", "sharding", "_hash")
+    vma: frozenset = frozenset()
+    """The mesh axes a value inside a shard_map body varies along (jax's varying manual axes);
+    empty everywhere else. A subclass (primitives.mesh_axes.VaryingAval) carries them."""
 
     def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
         try:

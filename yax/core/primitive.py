@@ -142,6 +142,8 @@ class Primitive:
             out = list(out)
         elif not isinstance(out, list):
             out = [out]
+        if vma_typing is not None:  # inside shard_map bodies: the varying mesh axes
+            out = vma_typing(self, avals, out, params)
         for a in avals:  # only arrays sharded over Explicit mesh axes carry a sharding
             if getattr(a, "sharding", None) is not None:
                 return self._typed_out_avals(avals, out, params)
@@ -158,6 +160,12 @@ class Primitive:
 
     def __repr__(self):
         return self.name
+
+
+# `vma_typing(primitive, in_avals, out_avals, params) -> out_avals`: types the outputs with the
+# mesh axes they vary along when an input does (or the primitive makes a value vary, as
+# axis_index); installed by yax.primitives.mesh_axes, which owns that rule.
+vma_typing = None
 
 
 def has_rule(primitive: Primitive, rule: str) -> bool:

@@ -282,7 +282,18 @@ def run_in_trace(trace: Trace, fun, ins, finish):
         trace.alive = False
 
 
+# Inside a shard_map body whose varying manual axes are checked, operands varying along
+# different mesh axes are first cast to their union (jax's implicit `pvary`), so that the
+# derivative of an invariant operand is summed over the devices. Set by primitives.mesh_axes
+# for the body's extent; None elsewhere, at the cost of one lookup per bind.
+operand_casts: contextvars.ContextVar = contextvars.ContextVar("yax_operand_casts", default=None)
+
+
 def bind(primitive, *args, **params):
     """Apply `primitive` to `args` under the innermost active transformation."""
+    if len(args) > 1:
+        cast = operand_casts.get()
+        if cast is not None:
+            args = cast(primitive, args, params)
     outs = _current.get().process_primitive(primitive, args, params)
     return outs if primitive.multiple_results else outs[0]

@@ -39,7 +39,11 @@ def is_zero(x) -> bool:
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
     """Tangents of float/complex values share their type; others would be float0 (kept Zero)."""
-    return ShapedArray(aval.shape, aval.dtype, False) if aval.weak_type else aval
+    if not aval.weak_type:
+        return aval
+    # a shard_map body's value keeps the mesh axes it varies along
+    return (aval.strip_weak_type() if getattr(aval, "vma", None)
+            else ShapedArray(aval.shape, aval.dtype, False))
 
 
 # --- zeros_like: materialise a zero of a given aval ---

@@ -70,7 +70,7 @@ class BatchTrace(Trace):
 
     def _names_this_axis(self, params) -> bool:
         """Collectives over this trace's axis act even on unbatched operands (psum(1, 'i'))."""
-        name = params.get("axis_name")
+        name = params.get("axis_name", params.get("axes"))  # psum_invariant/pvary: `axes`
         if name is None or self.axis_name is None:
             return False
         return name == self.axis_name or (isinstance(name, tuple) and self.axis_name in name)

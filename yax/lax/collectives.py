@@ -48,6 +48,9 @@ def psum(x, axis_name):
       >>> yax.vmap(lambda v: v / lax.psum(v, "i"), axis_name="i")(jnp.arange(1., 4.))
       # [1/6, 2/6, 3/6]
     """
+    names = _names(axis_name)
+    if len(names) > 1 and coll.all_check_vma(names):  # jax's one psum over them all
+        return tree_util.tree_map(lambda v: coll.psum_invariant_bind(as_operand(v), names), x)
     return _over_names(coll.psum_bind, x, axis_name)
 
 
@@ -192,10 +195,29 @@ def _typeof(v):
 
 
 def _varying_axes(v) -> frozenset:
-    """The mesh axes `v`'s type says it varies over (eager shard_map values know theirs; a
-    traced one is taken as invariant, so pcast types it varying)."""
+    """The mesh axes `v`'s type says it varies over (eager shard_map values know theirs, and
+    a traced body's values carry theirs in their types)."""
     mat = getattr(_typeof(v), "manual_axis_type", None)
-    return mat.varying if mat is not None else frozenset()
+    return mat.varying if mat is not None else mesh_axes.vma_of(v)  # a traced body's value
+
+
+def check_loop_carry_vma(what: str, in_avals, out_avals) -> None:
+    """jax's loop error inside a checked shard_map body: the body must return each carry
+    varying along the mesh axes it came in with (else its second iteration would see another
+    type than the one it was traced for)."""
+    for k, (a, b) in enumerate(zip(in_avals, out_avals)):
+        va, vb = getattr(a, "vma", frozenset()), getattr(b, "vma", frozenset())
+        if va != vb:
+            raise errors.ShapeError(
+                f"{what}: body_fun output and input must have identical types, but carry {k} "
+                f"comes in as {a.str_short()} and goes out as {b.str_short()}, so the manual "
+                f"axis types do not match. This might be fixed by applying `lax.pcast(..., "
+                f"{tuple(sorted(vb - va))}, to='varying')` to the initial carry value.")
+
+
+def _mesh_of(v):
+    typed = _typeof(v)
+    return typed.sharding.mesh if typed is not None else v.aval.mesh
 
 
 def check_carry_vma(body, operands, n_consts: int, n_carry: int, carry_name, paths) -> None:
@@ -205,7 +227,7 @@ def check_carry_vma(body, operands, n_consts: int, n_carry: int, carry_name, pat
     ins = [_varying_axes(v) for v in operands]
     if not any(ins):
         return
-    mesh = next(_typeof(v).sharding.mesh for v, i in zip(operands, ins) if i)
+    mesh = next(_mesh_of(v) for v, i in zip(operands, ins) if i)
     everything = frozenset(mesh.axis_names)
 
     def on_eqn(eqn, vals):

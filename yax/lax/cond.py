@@ -157,6 +157,23 @@ def _check_outputs(what, traced, names) -> None:
                 f"  {name0} returns {_describe(first, tree0)}\n"
                 f"  {name} returns {_describe(closed, tree)}"
                 f"{_leaf_differences(first, closed, tree0 == tree)}")
+        _check_varying_axes(what, first, closed, name0, name)
+
+
+def _check_varying_axes(what, first, other, name0, name) -> None:
+    """Inside a shard_map body (check_vma), jax's types: an output varies along the same mesh
+    axes in every branch (else the cond's result type, and its derivative, would depend on the
+    branch taken)."""
+    for k, (a, b) in enumerate(zip(first.out_avals, other.out_avals)):
+        va, vb = getattr(a, "vma", frozenset()), getattr(b, "vma", frozenset())
+        if va == vb:
+            continue
+        fix, fixed = (tuple(sorted(va - vb)), name) if va - vb else (tuple(sorted(vb - va)), name0)
+        raise BranchOutputMismatchError(
+            f"{what} branches must have equal output types but they differ: output {k} of "
+            f"{name0} has type {a.str_short()} but that of {name} has type {b.str_short()}, so "
+            f"the manual axis types do not match. This might be fixed by applying "
+            f"`lax.pcast(..., {fix}, to='varying')` to the output of {fixed}.")
 
 
 def _leaf_differences(a, b, same_tree: bool) -> str:

@@ -22,6 +22,7 @@ from yax.lax.collectives import check_carry_vma
 from yax.lax.elementwise import _convert_keep_weak
 from yax.lax.scan_checkpoint import segment_length, segmented_scan
 from yax.primitives.control_flow.scan import scan_p
+from yax.primitives.mesh_axes import plain
 from yax.runtime.named_sharding import without_leading_dim
 from yax.runtime.values import as_operand
 from yax.runtime.values import aval_of as _aval
@@ -87,13 +88,15 @@ def _settled_body(f, carry_tree, x_tree, carry_ops, x_avals):
         body, consts, (y_tree, refs, written) = _traced_body(f, carry_tree, x_tree,
                                                              carry_avals, x_avals)
         out_avals = body.out_avals[:len(carry_avals)]
-        if all(a.strip_weak_type() == o.strip_weak_type() for a, o in zip(carry_avals, out_avals)):
+        # (the varying mesh axes of a shard_map value are checked after: jax's own error)
+        if all(plain(a.strip_weak_type()) == plain(o.strip_weak_type())
+               for a, o in zip(carry_avals, out_avals)):
             # only weak types differ (a weak init the body makes strong): as JAX, keep this
             # body, traced with the weak carry (JAX's types match ignoring weak types)
             return (_refs_as_carry(body, len(consts), len(carry_avals), refs), refs,
                     written), consts, \
                 y_tree, carry_ops
-        carry_ops = [c if a == o else _convert_keep_weak(c, o.dtype, o.weak_type)
+        carry_ops = [c if plain(a) == plain(o) else _convert_keep_weak(c, o.dtype, o.weak_type)
                      for c, a, o in zip(carry_ops, carry_avals, out_avals)]
     raise AssertionError("scan: carry types did not settle")  # promotion is monotone
 

@@ -16,6 +16,7 @@ from yax.interpreters.traced_cache import trace_cached
 from yax.lax._refs import ref_operands, stale, write_back, written_ids
 from yax.lax._util import describe_function as _describe
 from yax.lax._util import python_scalar_as
+from yax.lax.collectives import check_loop_carry_vma
 from yax.lax.elementwise import _convert_keep_weak, lt, select
 from yax.lax.elementwise import add as lax_add
 from yax.lax.scan import scan
@@ -59,6 +60,9 @@ def while_loop(cond_fun, body_fun, init_val, *, max_steps: int | None = None):
             body, bconsts, init, (_, body_written[0]) = _body_jaxpr(body_fun, tree, init, refs)
         if crefs != refs:
             cond, cconsts, _ = _cond_jaxpr(cond_fun, tree, avals, refs)
+    n_carry = len(init)
+    check_loop_carry_vma("lax.while_loop", body.in_avals[len(bconsts):len(bconsts) + n_carry],
+                         body.out_avals[:n_carry])
     outs = bind(while_p, *cconsts, *bconsts, *init, *ref_operands(refs), cond_jaxpr=cond,
                 body_jaxpr=body, cond_nconsts=len(cconsts), body_nconsts=len(bconsts))
     write_back(refs, outs[len(init):], body_written[0])

@@ -1,4 +1,4 @@
-"""Named-axis collectives: psum, pmax, pmin, all_gather, axis_index and pvary.
+"""Named-axis collectives: psum, psum_invariant, pmax, pmin, all_gather, axis_index and pvary.
 
 A collective names an axis bound by an enclosing `vmap(..., axis_name=name)` and acts across the
 examples of that axis. For a value `x` that differs per example `i` of a vmap of size n:
@@ -14,9 +14,16 @@ the innermost trace binding the name, and answer directly when `x` is certainly 
 example of that axis (a constant, or a value of a transformation outside it): a batching trace only
 runs a primitive's batch rule when an operand is batched, so those cases never reach it. Lowering a
 collective means its name was never bound: an error, not an XLA failure.
+
+Inside a shard_map body with check_vma, jax's typed rules apply (see `checks_vma`): psum is
+`psum_invariant` (transpose: `pvary`), an invariant operand is cast with `pvary` first
+(transpose: a psum), so derivatives are those of the typed program; along vmap axes and with
+check_vma=False, psum transposes to psum.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -82,23 +89,66 @@ def _chooser_unbatched(x, size: int):
     return _as_value(x)
 
 
+def checks_vma(trace) -> bool:
+    """Whether the axis `trace` binds follows jax's typed rules (a shard_map body with
+    check_vma): values know the mesh axes they vary along, psum is `psum_invariant` and
+    transposes to `pvary`, and `pvary` transposes to a psum. Otherwise (vmap axes, shard_map
+    with check_vma=False) the older rules: psum transposes to psum."""
+    return getattr(trace, "check_vma", False)
+
+
+def is_mesh_axis(trace) -> bool:
+    """A shard_map's mesh axis (staged: mesh_axes.MeshAxis; eager: its batching trace), which
+    knows its check_vma; vmap's axes do not."""
+    return hasattr(trace, "check_vma")
+
+
+def all_check_vma(axis_names) -> bool:
+    return all(checks_vma(find_axis_trace(a)) for a in axis_names)
+
+
 def psum_bind(x, axis_name):
     trace = find_axis_trace(axis_name)
     if not _maybe_batched(x, trace):
         return _psum_unbatched(x, trace.axis_size)
+    if checks_vma(trace):
+        return psum_invariant_bind(x, (axis_name,))
     return psum_p.bind(x, axis_name=axis_name)
 
 
+def psum_invariant_bind(x, axes: tuple):
+    """jax's psum inside a checked shard_map body: over mesh axes `x` does not vary along, a
+    `pvary` first (the sum of n equal copies is n times the value); the result is invariant
+    along `axes`."""
+    traces = [find_axis_trace(a) for a in axes]
+    if not any(_maybe_batched(x, t) for t in traces):  # a constant: n equal copies
+        return _psum_unbatched(x, math.prod(t.axis_size for t in traces))
+    x = as_varying(x, axes)
+    return psum_invariant_p.bind(x, axes=tuple(axes))
+
+
+def as_varying(x, axes: tuple):
+    """`x` cast (`pvary`) to vary along those of the mesh axes `axes` it does not vary along yet,
+    where they follow jax's typed rules; `x` itself otherwise."""
+    have = mesh_axes.vma_of(x)
+    missing = [a for a in axes if a not in have and checks_vma(find_axis_trace(a))]
+    if not missing:
+        return x
+    return pvary_p.bind(_as_value(x), axes=mesh_axes.ordered(missing))
+
+
 def pmax_bind(x, axis_name):
-    if not _maybe_batched(x, find_axis_trace(axis_name)):
+    trace = find_axis_trace(axis_name)
+    if not _maybe_batched(x, trace):
         return _chooser_unbatched(x, 0)
-    return pmax_p.bind(x, axis_name=axis_name)
+    return pmax_p.bind(as_varying(x, (axis_name,)), axis_name=axis_name)
 
 
 def pmin_bind(x, axis_name):
-    if not _maybe_batched(x, find_axis_trace(axis_name)):
+    trace = find_axis_trace(axis_name)
+    if not _maybe_batched(x, trace):
         return _chooser_unbatched(x, 0)
-    return pmin_p.bind(x, axis_name=axis_name)
+    return pmin_p.bind(as_varying(x, (axis_name,)), axis_name=axis_name)
 
 
 def all_gather_bind(x, axis_name, axis: int, tiled: bool):
@@ -108,8 +158,8 @@ def all_gather_bind(x, axis_name, axis: int, tiled: bool):
         out_shape = shape[:axis] + (trace.axis_size,) + shape[axis:]
         dims = tuple(i for i in range(len(out_shape)) if i != axis)
         return _merge_tiled(lax.broadcast_in_dim(x, out_shape, dims), axis, tiled)
-    return all_gather_p.bind(x, axis_name=axis_name, axis=axis, tiled=tiled,
-                             axis_size=trace.axis_size)
+    return all_gather_p.bind(as_varying(x, (axis_name,)), axis_name=axis_name, axis=axis,
+                             tiled=tiled, axis_size=trace.axis_size)
 
 
 def axis_index_bind(axis_name):
@@ -127,10 +177,13 @@ def axis_index_bind(axis_name):
 
 def pvary_bind(x, axes: tuple):
     """`x` (the same on every device along the mesh axes `axes`) typed as varying along them:
-    no data moves (under vmap semantics, the value is unchanged)."""
-    for name in axes:
-        find_axis_trace(name)  # the unbound-name error
-    return pvary_p.bind(_as_value(x), axes=tuple(axes))
+    no data moves (under vmap semantics, the value is unchanged). In a shard_map body with
+    check_vma=False it is `x` itself, as in jax; along vmap axes (where jax refuses it) yax
+    keeps it as a typed identity."""
+    traces = [find_axis_trace(name) for name in axes]  # the unbound-name error
+    if not any(is_mesh_axis(t) for t in traces):
+        return pvary_p.bind(_as_value(x), axes=tuple(axes))
+    return as_varying(x, tuple(axes))
 
 
 def _merge_tiled(x, axis: int, tiled: bool):
@@ -273,6 +326,55 @@ pmin_p = Primitive(
                            pmin_bind))
 
 
+# --- psum_invariant: jax's psum where varying manual axes are checked ------------------------
+# The same sum, over one or more mesh axes at once. Its operand varies along `axes` (psum_bind
+# casts an invariant one first) and its result does not: one value, whose cotangent is one
+# value too, so the transpose hands that cotangent to every device (`pvary`) instead of summing
+# the devices' copies (psum's transpose under the older rules, n times as large).
+
+def _psum_invariant_batch(args, dims, *, axes):
+    (x,), (bdim,) = args, dims
+    own = batching.current_axis().axis_name
+    rest = tuple(a for a in axes if a != own)
+    out_dim = bdim
+    if own in axes:
+        out_dim = None
+        x = (_psum_unbatched(x, batching.current_axis().axis_size) if bdim is None
+             else lax.reduce_sum(x, (bdim,)))
+    if rest:  # the other axes, one trace further out
+        x = psum_invariant_bind(x, rest)
+    return [x], [out_dim]
+
+
+def _psum_invariant_jvp(primals, tangents, *, axes):
+    (x,), (x_dot,) = primals, tangents
+    out = psum_invariant_p.bind(x, axes=axes)
+    if type(x_dot) is Zero:
+        return [out], [Zero(out.aval.strip_weak_type())]
+    return [out], [psum_invariant_bind(x_dot, axes)]
+
+
+def _emit_psum_invariant(ctx, x, *, axes):
+    aval = ctx.avals_out[0]
+    for name in axes:  # one all-reduce per mesh axis (XLA combines them)
+        mesh = mesh_axes.manual_mesh(ctx, name)
+        if mesh is None:
+            raise _unbound(name)
+        op = hlo.AllReduceOp([mlir.aval_type(aval)], [x], groups_attr(ctx, mesh, name),
+                             channel_handle=channel(), use_global_device_ids=True)
+        reducer_region(op, aval.dtype, lambda a, b: hlo.add(a, b))
+        x = op.results[0]
+    return [x]
+
+
+psum_invariant_p = Primitive(
+    "psum_invariant", abstract_eval=lambda x, *, axes: _allreduce_abstract_eval(
+        "psum", "numeric")(x, axis_name=axes),
+    lower=_emit_psum_invariant, jvp=_psum_invariant_jvp,
+    transpose=lambda cts, x, *, axes: [pvary_bind(cts[0], axes)],
+    batch=_psum_invariant_batch)
+
+
 # --- all_gather: stack (tiled: concatenate) every example's value along `axis` -------------------
 
 def _all_gather_abstract_eval(x, *, axis_name, axis, tiled, axis_size):
@@ -342,14 +444,16 @@ axis_index_p = Primitive("axis_index",
 
 
 # --- pvary: an invariant value as a varying one (`lax.pcast(x, name, to="varying")`) ---------
-# No data moves: the value is unchanged, only its type varies along `axes` (an eager shard_map
-# value records that). Its transpose passes each device's cotangent through: as for an
-# invariant value used directly, shard_map's transpose sums the cotangents of a replicated
-# input over the devices.
+# No data moves: the value is unchanged, only its type varies along `axes`. It exists only
+# where the types are checked, and is also what an operation inserts when its operands vary
+# along different axes (mesh_axes.cast_operands). Its transpose sums the devices' cotangents
+# over `axes` (a psum_invariant): the one invariant value fed them all.
 
 def _pvary_batch(args, dims, *, axes):
     (x,), (bdim,) = args, dims
-    return [pvary_p.bind(x, axes=axes)], [bdim]
+    # along an eager shard_map's own axis the cast is only a type (its tracer records it)
+    rest = tuple(a for a in axes if a != batching.current_axis().axis_name)
+    return [pvary_p.bind(x, axes=rest) if rest else x], [bdim]
 
 
 def _pvary_jvp(primals, tangents, *, axes):
@@ -360,6 +464,16 @@ def _pvary_jvp(primals, tangents, *, axes):
     return [out], [pvary_p.bind(x_dot, axes=axes)]
 
 
+def _pvary_transpose(cts, x, *, axes):
+    ct = cts[0]
+    if type(ct) is Zero:
+        return [Zero(x.aval.strip_weak_type())]
+    if not all_check_vma(axes):
+        return [ct]  # along vmap axes: an identity (each example's value is its own)
+    return [psum_invariant_bind(ct, axes)]
+
+
 pvary_p = Primitive("pvary", abstract_eval=lambda x, *, axes: x,
                     lower=lambda ctx, x, *, axes: [x], jvp=_pvary_jvp,
-                    transpose=lambda cts, x, *, axes: [cts[0]], batch=_pvary_batch)
+                    transpose=_pvary_transpose, batch=_pvary_batch)
+mesh_axes.pvary_p = pvary_p

@@ -72,6 +72,7 @@ def ppermute_bind(x, axis_name, perm):
         if sorted(d for _, d in perm) == list(range(trace.axis_size)):
             return coll._as_value(x)  # every example receives an equal value
         x = _as_batched(x, trace)
+    x = coll.as_varying(x, (axis_name,))  # jax's pvary of an invariant operand
     return ppermute_p.bind(x, axis_name=axis_name, perm=perm)
 
 
@@ -130,6 +131,7 @@ def psum_scatter_bind(x, axis_name, scatter_dimension: int, tiled: bool):
                        trace.axis_size)
     if not coll._maybe_batched(x, trace):
         x = _as_batched(x, trace)
+    x = coll.as_varying(x, (axis_name,))  # jax's pvary of an invariant operand
     return psum_scatter_p.bind(x, axis_name=axis_name, scatter_dimension=scatter_dimension,
                                tiled=tiled, axis_size=trace.axis_size)
 
@@ -210,6 +212,7 @@ def all_to_all_bind(x, axis_name, split_axis: int, concat_axis: int, tiled: bool
                       trace.axis_size)
     if not coll._maybe_batched(x, trace):
         x = _as_batched(x, trace)
+    x = coll.as_varying(x, (axis_name,))  # jax's pvary of an invariant operand
     return all_to_all_p.bind(x, axis_name=axis_name, split_axis=split_axis,
                              concat_axis=concat_axis, tiled=tiled, axis_size=trace.axis_size)
 

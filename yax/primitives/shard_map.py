@@ -9,12 +9,14 @@ them), which gives the transformation rules:
   - jvp: shard_map of the body's jvp; tangents use their primals' specs;
   - partial evaluation: outputs computable from known inputs run as a shard_map of their own;
     the rest is staged as a shard_map over all inputs (the known part is recomputed inside it);
-  - transpose: for an output replicated over mesh axes R (its spec does not name them), each
-    device's copy is 1/|R| of the output, so its cotangent is scaled by 1/|R|; the body is
-    first split by partial evaluation (its part on the non-linear inputs runs forwards inside
-    the transposed body), then its linear part transposed with the collectives' rules; the
-    cotangent of an input replicated over axes Q is the psum over Q of the per-device
-    cotangents;
+  - transpose: the body is first split by partial evaluation (its part on the non-linear
+    inputs runs forwards inside the transposed body), then its linear part transposed with the
+    collectives' rules. With check_vma the body is typed (each value knows the mesh axes it
+    varies along, and casts where operands differ are `pvary` equations), so nothing more is
+    needed: an invariant output's cotangent is one value, an invariant input's comes back
+    summed. Without (jax's older rules), an output replicated over mesh axes R has 1/|R| of
+    its cotangent on each device's copy, and the cotangent of an input replicated over axes Q
+    is the psum over Q of the per-device cotangents;
   - batching: the batch dimension is added, unsplit, to the specs.
 """
 
@@ -26,7 +28,6 @@ from jaxlib.mlir import ir
 
 from yax import errors
 from yax.compile.when_eager import CompiledVariants
-from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from yax.core.primitive import Primitive
 from yax.core.trace import bind, use_trace
 from yax.interpreters import ad_util, batching, eager, lowering, mlir
@@ -81,6 +82,7 @@ def global_out_avals(jaxpr, mesh, out_specs) -> list:
     Explicit mesh axes (`f32[6@i]`), as jax's."""
     outs = []
     for a, spec in zip(jaxpr.out_avals, out_specs, strict=True):
+        a = mesh_axes.plain(a)  # outside the body no value varies along a manual axis
         shape = global_shape(mesh, spec, a.shape)
         outs.append(a.update(shape=shape, sharding=type_sharding(NamedSharding(mesh, spec),
                                                                  len(shape))))
@@ -147,64 +149,26 @@ def _binder(params: dict):
 
 # --- helpers for the rules ---------------------------------------------------------------------
 
-def trace_body(fun, local_avals, mesh, name: str):
+def trace_body(fun, local_avals, mesh, name: str, in_vma=None, check_vma: bool = False):
     """Trace `fun` (flat in, flat out) on per-device avals with the mesh axes bound; returns a
-    const-free jaxpr and the captured values to pass as leading (replicated) operands."""
-    plain = [a.update() if isinstance(a, mesh_axes.VaryingAval) else a for a in local_avals]
-    with mesh_axes.bind_mesh_axes(mesh):
-        closed = trace_to_jaxpr(fun, plain, name=name)
+    const-free jaxpr and the captured values to pass as leading (replicated) operands.
+
+    With `check_vma`, the body is traced under jax's typed rules: input k varies along the
+    mesh axes `in_vma[k]` (default: the types `local_avals` carry), every value is typed with
+    the axes it varies along (`f32[3]{V:i}`), an operation on operands varying along different
+    axes casts them to the union first (an implicit `pvary`), and psum is `psum_invariant`."""
+    if check_vma:
+        vmas = in_vma if in_vma is not None else [a.vma for a in local_avals]
+        avals = [mesh_axes.typed(a, mesh, v) for a, v in zip(local_avals, vmas, strict=True)]
+    else:
+        avals = [mesh_axes.plain(a) for a in local_avals]
+    with mesh_axes.bind_mesh_axes(mesh, check_vma=check_vma):
+        closed = trace_to_jaxpr(fun, avals, name=name)
     return closure_convert(closed)
-
-
-def with_vma(closed, in_varying, mesh):
-    """The traced body with jax's types: each value typed with the mesh axes it varies along
-    (`f32[3]{V:i}`), and a `pvary` where an operation mixes values varying along fewer axes
-    than its others (as jax inserts them). Values and derivatives are unchanged."""
-    everything = frozenset(mesh.axis_names)
-    jaxpr, env, eqns = closed.jaxpr, {}, []
-
-    def vma(atom):
-        return env.get(atom, frozenset()) if isinstance(atom, Var) else frozenset()
-
-    def typed(var, varying):
-        env[var] = varying
-        base = var.aval.update() if isinstance(var.aval, mesh_axes.VaryingAval) else var.aval
-        var.aval = mesh_axes.VaryingAval(base, mesh, varying) if varying else base
-
-    for var, varying in zip(jaxpr.invars, in_varying, strict=True):
-        typed(var, frozenset(varying))
-    for eqn in jaxpr.eqns:
-        ins = [vma(a) for a in eqn.inputs]
-        union = frozenset().union(*ins)
-        if _casts_operands(eqn) and any(v != union for v in ins):
-            inputs = []
-            for a, v in zip(eqn.inputs, ins):
-                if v != union:  # literals too, as jax
-                    cast = Var(a.aval)
-                    eqns.append(Eqn(coll.pvary_p, [a], {"axes": tuple(
-                        n for n in mesh.axis_names if n in union - v)}, [cast], eqn.source))
-                    typed(cast, union)
-                    a = cast
-                inputs.append(a)
-            eqn = eqn._replace(inputs=inputs)
-        eqns.append(eqn)
-        out = mesh_axes.out_varying(eqn.primitive.name, eqn.params, union, everything)
-        for var in eqn.outvars:
-            typed(var, out)
-    return ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, jaxpr.outvars), closed.consts)
-
-
-def _casts_operands(eqn) -> bool:
-    """An ordinary operation of two or more operands (jax's implicit pvary sites)."""
-    if len(eqn.inputs) < 2 or eqn.primitive.multiple_results:
-        return False
-    return not any(isinstance(v, (ClosedJaxpr, Jaxpr)) for v in eqn.params.values())
 
 
 def bind_shard_map(args, *, jaxpr, consts, mesh, in_specs, out_specs, check_vma, name):
     in_specs = (PartitionSpec(),) * len(consts) + tuple(in_specs)
-    if check_vma:  # jax's types in the body (printing), jax's pvary casts
-        jaxpr = with_vma(jaxpr, [s.axis_names() for s in in_specs], mesh)
     return bind(shard_map_p, *consts, *args, jaxpr=jaxpr, mesh=mesh, in_specs=in_specs,
                 out_specs=tuple(out_specs), check_vma=check_vma, name=name)
 
@@ -217,7 +181,7 @@ def _run_body(closed):
 
 def _jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, check_vma, name):
     nonzero = [type(t) is not ad_util.Zero for t in tangents]
-    with mesh_axes.bind_mesh_axes(mesh):
+    with mesh_axes.bind_mesh_axes(mesh, check_vma=check_vma):
         jvp_closed, out_nonzero = jvp_interp.jvp_jaxpr(jaxpr, nonzero, instantiate=False)
     body, consts = closure_convert(jvp_closed)
     t_specs = [s for s, nz in zip(in_specs, nonzero) if nz]
@@ -240,7 +204,8 @@ def _partial_eval(trace, args, params):
     jaxpr, mesh, in_specs, out_specs = (params["jaxpr"], params["mesh"], params["in_specs"],
                                         params["out_specs"])
     unknowns = [trace.is_unknown(a) for a in args]
-    with mesh_axes.bind_mesh_axes(mesh):
+    check_vma = params["check_vma"]
+    with mesh_axes.bind_mesh_axes(mesh, check_vma=check_vma):
         known, _unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns)
     n_known_out = len(known.out_avals) - num_res
     known_in = [a for a, u in zip(args, unknowns) if not u]
@@ -248,7 +213,7 @@ def _partial_eval(trace, args, params):
     known_out_specs = [s for s, u in zip(out_specs, out_unknowns) if not u]
     run_known = _run_body(known)
     k_body, k_consts = trace_body(lambda *xs: run_known(*xs)[:n_known_out], known.in_avals,
-                                  mesh, "known")
+                                  mesh, "known", check_vma=check_vma)
     common = dict(mesh=mesh, check_vma=params["check_vma"])
     with use_trace(trace.parent):
         known_outs = bind_shard_map(known_in, jaxpr=k_body, consts=k_consts, in_specs=known_specs,
@@ -257,7 +222,7 @@ def _partial_eval(trace, args, params):
     run_all = _run_body(jaxpr)
     u_body, u_consts = trace_body(
         lambda *xs: [o for o, u in zip(run_all(*xs), out_unknowns) if u], jaxpr.in_avals, mesh,
-        "unknown")
+        "unknown", check_vma=check_vma)
     u_out_specs = [s for s, u in zip(out_specs, out_unknowns) if u]
     staged = trace.stage(shard_map_p, [*u_consts, *args],
                          {"jaxpr": u_body, "mesh": mesh,
@@ -270,14 +235,14 @@ def _partial_eval(trace, args, params):
 
 # --- transpose -------------------------------------------------------------------------------
 
-def _linear_part(jaxpr, linear, mesh):
+def _linear_part(jaxpr, linear, mesh, check_vma):
     """The body split into a known program (non-linear inputs -> residuals) and the transpose
     of the rest. The partial-evaluation rule above stages a body that recomputes the known part,
     so it may hold, say, a scan carrying primal and tangent values together; transposing that
     whole would treat the primal carry as linear. Returns (run_known, run_transposed,
     n_known_out, out_unknowns)."""
     n_lin = sum(linear)
-    with mesh_axes.bind_mesh_axes(mesh):
+    with mesh_axes.bind_mesh_axes(mesh, check_vma=check_vma):
         known, unknown, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, linear)
         transposed = transpose_jaxpr(unknown, [False] * num_res + [True] * n_lin)
     return (_run_body(known), _run_body(transposed), len(known.out_avals) - num_res,
@@ -285,9 +250,14 @@ def _linear_part(jaxpr, linear, mesh):
 
 
 def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma, name):
+    """Under check_vma the body's types say it all: an invariant output's cotangent is one value
+    and an invariant input's comes back summed (its pvary casts transpose to psums). Without,
+    the older rules: each device's copy of an output replicated over R takes 1/|R| of its
+    cotangent, and an input replicated over Q sums its cotangents over Q."""
     linear = [is_undefined(a) for a in args]
-    run_known, run_t, n_known_out, out_unknowns = _linear_part(jaxpr, linear, mesh)
-    out_scale = [math.prod(mesh.shape[a] for a in replicated_axes(mesh, s)) for s in out_specs]
+    run_known, run_t, n_known_out, out_unknowns = _linear_part(jaxpr, linear, mesh, check_vma)
+    out_scale = [1 if check_vma else math.prod(mesh.shape[a] for a in replicated_axes(mesh, s))
+                 for s in out_specs]
     lin_sum_axes = [replicated_axes(mesh, s) for s, lin in zip(in_specs, linear) if lin]
     n_nonlin = sum(not lin for lin in linear)
 
@@ -299,13 +269,16 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma, name):
         grads = run_t(*residuals, *ct)
         out = []
         for g, axes in zip(grads, lin_sum_axes, strict=True):
+            if check_vma:  # summed already; a cotangent still varying would be a typing gap
+                axes = [a for a in axes if a in mesh_axes.vma_of(g)]
             for a in axes:
                 g = coll.psum_bind(g, a)
             out.append(g)
         return out
 
     nonlin_avals = [a for a, lin in zip(jaxpr.in_avals, linear) if not lin]
-    t_body, t_consts = trace_body(body, nonlin_avals + list(jaxpr.out_avals), mesh, "transpose")
+    t_body, t_consts = trace_body(body, nonlin_avals + list(jaxpr.out_avals), mesh, "transpose",
+                                  check_vma=check_vma)
     cts = [ad_util.zeros_like_aval(a) if type(c) is ad_util.Zero else c
            for c, a in zip(cts, global_out_avals(jaxpr, mesh, out_specs), strict=True)]
     outs = bind_shard_map([a for a in args if not is_undefined(a)] + list(cts), jaxpr=t_body,
@@ -331,7 +304,7 @@ def _batch(args, dims, *, jaxpr, mesh, in_specs, out_specs, check_vma, name):
     args = [a if d is batching.not_mapped else batching.move_batch_axis(a, d, 0, size)
             for a, d in zip(args, dims)]
     in_dims = [batching.not_mapped if d is batching.not_mapped else 0 for d in dims]
-    with mesh_axes.bind_mesh_axes(mesh):
+    with mesh_axes.bind_mesh_axes(mesh, check_vma=check_vma):
         batched, out_dims = batching.batch_jaxpr(jaxpr, size, in_dims, axis_name=axis_name)
     body, consts = closure_convert(batched)
     new_in = [s if d is batching.not_mapped else _with_batch_dim(s, 0)

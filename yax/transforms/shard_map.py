@@ -12,8 +12,6 @@ import functools
 from yax import errors, tree_util
 from yax.core.avals import aval_of_value
 from yax.core.trace import Tracer, is_eager
-from yax.interpreters.eval_jaxpr import eval_jaxpr
-from yax.primitives import mesh_axes
 from yax.primitives import shard_map as sm
 from yax.runtime.mesh import AxisType, current_mesh
 from yax.runtime.named_sharding import NamedSharding, ShardingError
@@ -193,13 +191,14 @@ def _apply(f, mesh, in_specs, out_specs, check_vma, args):
 
     if is_eager() and not any(isinstance(x, Tracer) for x in leaves):
         return _apply_eager(flat_body, out_box, mesh, specs, out_specs, check_vma, leaves)
-    body, consts = sm.trace_body(flat_body, local, mesh, name)
+    body, consts = sm.trace_body(flat_body, local, mesh, name,
+                                 in_vma=[frozenset(s.axis_names()) for s in specs],
+                                 check_vma=check_vma)
     out, out_tree = out_box[0]
     o_specs = _out_specs(out_specs, out, mesh, [a.ndim for a in body.out_avals],
                          [a.shape for a in body.out_avals])
     if check_vma:
-        _check_vma(body, mesh, [PartitionSpec()] * len(consts) + specs, o_specs, name,
-                   _spec_keys(out_specs, _leaf_counts(out_specs, out)))
+        _check_vma(body, mesh, o_specs, name, _spec_keys(out_specs, _leaf_counts(out_specs, out)))
     outs = sm.bind_shard_map(leaves, jaxpr=body, consts=consts, mesh=mesh, in_specs=specs,
                              out_specs=o_specs, check_vma=check_vma, name=name)
     return tree_util.tree_unflatten(out_tree, outs)
@@ -229,24 +228,10 @@ def _apply_eager(flat_body, out_box, mesh, specs, out_specs, check_vma, leaves):
     return tree_util.tree_unflatten(out_tree, outs)
 
 
-def _check_vma(body, mesh, in_specs, out_specs, fun_name, spec_keys) -> None:
-    """Which mesh axes each value varies over, forwards through the body (the one jaxpr walk,
-    `eval_jaxpr`, with sets of axis names for values); every output must be the same along the
-    mesh axes its out spec omits."""
-    everything = frozenset(mesh.axis_names)
-    nothing = frozenset()
-
-    def axes(x):  # literals (and constants) vary over no axis
-        return x if isinstance(x, frozenset) else nothing
-
-    def on_eqn(eqn, ins):
-        out = mesh_axes.out_varying(eqn.primitive.name, eqn.params,
-                                    nothing.union(*map(axes, ins)), everything)
-        return [out] * len(eqn.outvars)
-    jaxpr = body.jaxpr
-    outs = eval_jaxpr(jaxpr, [nothing] * len(jaxpr.constvars),
-                      [frozenset(spec.axis_names()) for spec in in_specs], on_eqn=on_eqn)
-    _raise_if_loose([axes(v) for v in outs], mesh, out_specs, fun_name, spec_keys)
+def _check_vma(body, mesh, out_specs, fun_name, spec_keys) -> None:
+    """Every output must be the same along the mesh axes its out spec omits: the body was
+    traced with jax's types, so its outputs' types say which axes they vary along."""
+    _raise_if_loose([a.vma for a in body.out_avals], mesh, out_specs, fun_name, spec_keys)
 
 
 def _raise_if_loose(varying, mesh, out_specs, fun_name, spec_keys) -> None:

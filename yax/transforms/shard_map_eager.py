@@ -82,9 +82,13 @@ class ShardMapTracer(batching.BatchTracer):
 
     @property
     def aval(self):
-        if self.bdim is None:
-            return aval_of_value(self.val)
-        return super().aval
+        aval = aval_of_value(self.val) if self.bdim is None else super().aval
+        if not self._trace.group.check_vma:
+            return aval
+        # typed with its varying axes, so that operations and collectives on it (and on the
+        # tracers of transformations inside the body, which take their primals' types) follow
+        # jax's typed rules
+        return mesh_axes.typed(aval, self._trace.mesh, self.varying())
 
     def varying(self) -> frozenset:
         names, x = set(), self
@@ -102,7 +106,7 @@ class ShardMapTracer(batching.BatchTracer):
         return None if isinstance(x, Tracer) else x
 
     def typeof(self):
-        aval, mesh = self.aval, self._trace.mesh
+        aval, mesh = mesh_axes.plain(self.aval), self._trace.mesh
         sharding = NamedSharding(mesh, PartitionSpec(*(None,) * aval.ndim))
         varying = self.varying() if self._trace.group.check_vma else frozenset()
         return VaryingTypeOf(aval, sharding, mesh, varying)
@@ -122,6 +126,7 @@ class ShardMapTrace(batching.BatchTrace):
         super().__init__(parent, group.mesh.shape[axis_name], axis_name)
         self.group = group
         self.mesh = group.mesh
+        self.check_vma = group.check_vma  # collectives along this axis follow jax's typed rules
 
     def new_tracer(self, val, bdim: int) -> ShardMapTracer:
         return ShardMapTracer(self, val, bdim)
@@ -231,8 +236,10 @@ def run(flat_fun, mesh, leaves, in_specs, check_vma: bool = True):
     the block's shape."""
     group = _Group(mesh, check_vma)
     stacked = [to_blocks(x, mesh, spec) for x, spec in zip(leaves, in_specs, strict=True)]
-    return _nest(flat_fun, group, list(mesh.axis_names), [s for s, _ in stacked],
-                 [set(n) for _, n in stacked])
+    # the mesh's typing rules for the body (its axes are found as the batching traces below)
+    with mesh_axes.bind_mesh_axes(mesh, check_vma=check_vma):
+        return _nest(flat_fun, group, list(mesh.axis_names), [s for s, _ in stacked],
+                     [set(n) for _, n in stacked])
 
 
 def _nest(fun, group, names, vals, mapped):

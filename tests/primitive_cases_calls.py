@@ -161,6 +161,12 @@ def _shard_map(x):
     return yax.shard_map(body, mesh=_MESH, in_specs=P("d"), out_specs=P("d"))(x)
 
 
+def _psum_invariant(x):
+    # psum of an invariant value in a checked body: psum_invariant (pvary first); P() in and out
+    body = lambda b: lax.psum(sin(b) * b, "d")  # noqa: E731
+    return x * yax.shard_map(body, mesh=_MESH, in_specs=P(), out_specs=P())(x)
+
+
 def _axis_index(x):
     body = lambda b: sin(b * (lax.axis_index("d") + 1.5))  # noqa: E731
     return yax.shard_map(body, mesh=_MESH, in_specs=P("d"), out_specs=P("d"))(x)
@@ -227,6 +233,7 @@ CALLS = {
     # the linear map that `bwd` transposes, staged under reverse mode
     "custom_vjp_lin": smooth(lambda x, y: _cv(x * x, y), X, Y),
     "shard_map": smooth(_shard_map, X),
+    "psum_invariant": smooth(_psum_invariant, X),
     # under vmap the axis index is a constant of the batching; shard_map binds the primitive
     "axis_index": smooth(_axis_index, X),
     "callback": smooth(_callback, X),

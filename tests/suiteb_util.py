@@ -17,11 +17,24 @@ def jax_values(cases: dict) -> dict:
     `fn` closes over whatever must stay static (axes, keywords); `args` are its array (or
     scalar) inputs, traced."""
     import jax
-    keys = list(cases)  # a list, not the dict: pytrees sort dict keys, and keys may not compare
-    fns = [cases[key][0] for key in keys]
-    args = [tuple(cases[key][1]) for key in keys]
+    # a case that jax cannot trace with abstract inputs (a data-dependent shape, a check that
+    # needs concrete values) is evaluated eagerly, as before
+    traceable = [key for key in cases if _traces(jax, *cases[key])]
+    eager = {key: fn(*args) for key, (fn, args) in cases.items() if key not in traceable}
+    # a list, not a dict: pytrees sort dict keys, and keys may not compare
+    fns = [cases[key][0] for key in traceable]
+    args = [tuple(cases[key][1]) for key in traceable]
     outs = jax.jit(lambda args: [fn(*a) for fn, a in zip(fns, args, strict=True)])(args)
-    return dict(zip(keys, jax.tree_util.tree_map(np.asarray, outs), strict=True))
+    values = {**dict(zip(traceable, outs, strict=True)), **eager}
+    return {key: jax.tree_util.tree_map(np.asarray, values[key]) for key in cases}
+
+
+def _traces(jax, fn, args) -> bool:
+    try:
+        jax.eval_shape(fn, *args)
+    except jax.errors.JAXTypeError:
+        return False
+    return True
 
 
 class JaxTable:
@@ -38,3 +51,35 @@ class JaxTable:
         if full_key not in self._values:
             self._values[full_key] = jax_values(self._make_cases(*key))
         return self._values[full_key]
+
+
+def check_yax_numpy(fn, args, want, *, rtol=None, atol=None, eager=True):
+    """yax's side of tests/harness.py's check_against_jax_numpy, against oracle values `want`
+    computed beforehand (by `jax_values`): `fn(yax.numpy, *args)` under jit and, unless
+    eager=False, eagerly, each matching `want`."""
+    import yax
+    import yax.numpy as jnp
+    from tests.harness import assert_close, check_eager_and_jit
+    if eager:
+        return check_eager_and_jit(lambda *a: fn(jnp, *a), list(args), want, rtol=rtol,
+                                   atol=atol)
+    got = yax.jit(lambda *a: fn(jnp, *a))(*args)
+    leaves_got, leaves_want = yax.tree_util.tree_leaves(got), yax.tree_util.tree_leaves(want)
+    assert len(leaves_got) == len(leaves_want)
+    for g, w in zip(leaves_got, leaves_want, strict=True):
+        assert_close(g, w, rtol=rtol, atol=atol)
+    return got
+
+
+def jax_numpy_table(make_cases) -> JaxTable:
+    """A JaxTable of cases `{key: (fn, args)}` written against a numpy module, as
+    check_against_jax_numpy takes them: the oracle is `fn(jax.numpy, *args)`."""
+    def jax_cases(*key):
+        import jax.numpy as jnp_ref
+        return {k: (_bind_module(fn, jnp_ref), args) for k, (fn, args) in
+                make_cases(*key).items()}
+    return JaxTable(jax_cases)
+
+
+def _bind_module(fn, module):
+    return lambda *args: fn(module, *args)

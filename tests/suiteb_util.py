@@ -12,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 
-def jax_values(cases: dict) -> dict:
+def jax_values(cases: dict, as_numpy: bool = True) -> dict:
     """{key: (fn, args)} -> {key: fn(*args) as NumPy values}, all in one jax.jit program.
     `fn` closes over whatever must stay static (axes, keywords); `args` are its array (or
-    scalar) inputs, traced."""
+    scalar) inputs, traced. as_numpy=False keeps jax's Arrays (and so their weak types, which
+    jit outputs keep as eager ones do)."""
     import jax
     # a case that jax cannot trace with abstract inputs (a data-dependent shape, a check that
     # needs concrete values) is evaluated eagerly, as before
@@ -26,6 +27,8 @@ def jax_values(cases: dict) -> dict:
     args = [tuple(cases[key][1]) for key in traceable]
     outs = jax.jit(lambda args: [fn(*a) for fn, a in zip(fns, args, strict=True)])(args)
     values = {**dict(zip(traceable, outs, strict=True)), **eager}
+    if not as_numpy:
+        return {key: values[key] for key in cases}
     return {key: jax.tree_util.tree_map(np.asarray, values[key]) for key in cases}
 
 
@@ -41,15 +44,16 @@ class JaxTable:
     """A table's oracle values, computed once per key of `make_cases` (usually the dtype, with
     jax's x64 flag as the test has set it) and kept for the module's later tests."""
 
-    def __init__(self, make_cases):
+    def __init__(self, make_cases, as_numpy: bool = True):
         self._make_cases = make_cases
+        self._as_numpy = as_numpy
         self._values: dict = {}
 
     def __call__(self, *key) -> dict:
         import jax
         full_key = key + (bool(jax.config.jax_enable_x64),)
         if full_key not in self._values:
-            self._values[full_key] = jax_values(self._make_cases(*key))
+            self._values[full_key] = jax_values(self._make_cases(*key), self._as_numpy)
         return self._values[full_key]
 
 

@@ -9,6 +9,9 @@ constants, so XLA folds nothing that an eager evaluation would compute at run ti
 
 from __future__ import annotations
 
+import contextlib
+import sys
+
 import numpy as np
 
 
@@ -87,3 +90,31 @@ def jax_numpy_table(make_cases) -> JaxTable:
 
 def _bind_module(fn, module):
     return lambda *args: fn(module, *args)
+
+
+class _Checks:
+    """The check_against_jax_numpy calls of one test, recorded to run together."""
+
+    def __init__(self):
+        self.cases: list = []
+
+    def __call__(self, fn, *args, rtol=None, atol=None, eager=True):
+        line = sys._getframe(1).f_lineno  # named in a failure, as a traceback would
+        self.cases.append((fn, args, dict(rtol=rtol, atol=atol, eager=eager), line))
+
+
+@contextlib.contextmanager
+def batched_checks():
+    """`with batched_checks() as check:` then `check(fn, *args, ...)` as with
+    check_against_jax_numpy: at the end of the block jax's values of all the checks come from
+    one jitted program (`jax_values`), then yax's side of each check runs, in order."""
+    checks = _Checks()
+    yield checks
+    import jax.numpy as jnp_ref
+    wants = jax_values({i: (_bind_module(fn, jnp_ref), args)
+                        for i, (fn, args, _, _) in enumerate(checks.cases)})
+    for i, (fn, args, kw, line) in enumerate(checks.cases):
+        try:
+            check_yax_numpy(fn, args, wants[i], **kw)
+        except AssertionError as e:
+            raise AssertionError(f"the check at line {line}: {e}") from e

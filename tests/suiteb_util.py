@@ -98,23 +98,25 @@ class _Checks:
     def __init__(self):
         self.cases: list = []
 
-    def __call__(self, fn, *args, rtol=None, atol=None, eager=True):
+    def __call__(self, fn, *args, **options):
         line = sys._getframe(1).f_lineno  # named in a failure, as a traceback would
-        self.cases.append((fn, args, dict(rtol=rtol, atol=atol, eager=eager), line))
+        self.cases.append((fn, args, options, line))
 
 
 @contextlib.contextmanager
-def batched_checks():
+def batched_checks(check_yax=None):
     """`with batched_checks() as check:` then `check(fn, *args, ...)` as with
     check_against_jax_numpy: at the end of the block jax's values of all the checks come from
-    one jitted program (`jax_values`), then yax's side of each check runs, in order."""
+    one jitted program (`jax_values`), then yax's side of each check runs, in order:
+    `check_yax(fn, args, want, **options)`, by default check_yax_numpy."""
+    check_yax = check_yax or check_yax_numpy
     checks = _Checks()
     yield checks
     import jax.numpy as jnp_ref
     wants = jax_values({i: (_bind_module(fn, jnp_ref), args)
                         for i, (fn, args, _, _) in enumerate(checks.cases)})
-    for i, (fn, args, kw, line) in enumerate(checks.cases):
+    for i, (fn, args, options, line) in enumerate(checks.cases):
         try:
-            check_yax_numpy(fn, args, wants[i], **kw)
+            check_yax(fn, args, wants[i], **options)
         except AssertionError as e:
             raise AssertionError(f"the check at line {line}: {e}") from e

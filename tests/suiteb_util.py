@@ -108,7 +108,8 @@ def batched_checks(check_yax=None):
     """`with batched_checks() as check:` then `check(fn, *args, ...)` as with
     check_against_jax_numpy: at the end of the block jax's values of all the checks come from
     one jitted program (`jax_values`), then yax's side of each check runs, in order:
-    `check_yax(fn, args, want, **options)`, by default check_yax_numpy."""
+    `check_yax(fn, args, want, **options)`, by default check_yax_numpy. Since the checks run
+    after the block, a lambda that reads a loop variable binds it as a default argument."""
     check_yax = check_yax or check_yax_numpy
     checks = _Checks()
     yield checks

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 import yax
 import yax.numpy as jnp
 from tests.harness import assert_close, check_eager_and_jit
-from tests.suiteb_util import batched_checks
 from yax import errors
 from yax.test_util import check_grads
 
@@ -27,50 +26,28 @@ P = np.array([1, 4, 2, 2, 7], np.int32)
 Q = np.array([2, 3, 4, 9], np.int32)
 
 
-def _check_yax(fn, args, want, eager_only=False):
-    """check()'s yax side, against jax's values `want`."""
-    if eager_only:
-        got = fn(jnp, *args)
-        for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want),
-                        strict=True):
-            assert_close(g, w)
-        return
-    check_eager_and_jit(lambda *a: fn(jnp, *a), list(args), want)
-
-
-def checks():
-    """A test's several check() calls batched (tests/suiteb_util.py): jax's values for all of
-    them from one jitted program (those of data-dependent size from eager jax), then yax's
-    side of each check, in order."""
-    return batched_checks(_check_yax)
-
-
 def check(fn, *args, eager_only=False):
-    """`fn(module, *args)` with yax.numpy matches jax.numpy (eagerly, and under jit). The
-    oracle runs under jax.jit (one compile instead of one per primitive that eager jax runs)
-    except for the data-dependent sizes that only eager jax can compute (`eager_only`)."""
+    """`fn(module, *args)` with yax.numpy matches jax.numpy (eagerly, and under jit)."""
+    want = jax.tree_util.tree_map(np.asarray, fn(jnp_ref, *args))
     if eager_only:
-        want = jax.tree_util.tree_map(np.asarray, fn(jnp_ref, *args))
         got = fn(jnp, *args)
         for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want),
                         strict=True):
             assert_close(g, w)
         return
-    want = jax.tree_util.tree_map(np.asarray, jax.jit(lambda *a: fn(jnp_ref, *a))(*args))
     check_eager_and_jit(lambda *a: fn(jnp, *a), list(args), want)
 
 
 @pytest.mark.parametrize("method", ["scan", "compare_all"])
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_searchsorted_matches_jax(side, method):
-    with checks() as check:
-        check(lambda m, a, v: m.searchsorted(a, v, side, method=method), A, V)
-        ints = np.array([0, 0, 1, 5, 5, 5, 9], np.int32)
-        check(lambda m, a, v: m.searchsorted(a, v, side, method=method), ints,
-              np.arange(-1, 11, dtype=np.int32))
-        perm = np.array([2, 0, 1], np.int32)
-        check(lambda m, a, s: m.searchsorted(a, 1.5, side, sorter=s),
-              np.array([2.0, 3.0, 1.0], np.float32), perm)
+    check(lambda m, a, v: m.searchsorted(a, v, side, method=method), A, V)
+    ints = np.array([0, 0, 1, 5, 5, 5, 9], np.int32)
+    check(lambda m, a, v: m.searchsorted(a, v, side, method=method), ints,
+          np.arange(-1, 11, dtype=np.int32))
+    perm = np.array([2, 0, 1], np.int32)
+    check(lambda m, a, s: m.searchsorted(a, 1.5, side, sorter=s),
+          np.array([2.0, 3.0, 1.0], np.float32), perm)
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 9])
@@ -83,88 +60,81 @@ def test_searchsorted_sizes(n):
 
 
 def test_digitize_lexsort_partition():
-    with checks() as check:
-        x = np.array([0.0, 2.0, 2.5, 5.0, 1.0], np.float32)
-        for right in (False, True):
-            check(lambda m, x, b, right=right: m.digitize(x, b, right=right), x,
-                  np.array([1.0, 2.0, 3.0], np.float32))
-            check(lambda m, x, b, right=right: m.digitize(x, b, right=right), x,
-                  np.array([3.0, 2.0, 1.0], np.float32))
-        k1, k2 = np.array([1, 1, 0, 0, 2], np.int32), np.array([3, 1, 2, 1, 0], np.int32)
-        check(lambda m, a, b: m.lexsort((a, b)), k1, k2)
-        check(lambda m, a, b: m.lexsort(m.stack([a, b])), k1, k2)
-        x = RNG.normal(size=(3, 6)).astype(np.float32)
-        for kth in (0, 2, -1):
-            got = np.asarray(jnp.partition(x, kth, axis=1))
-            srt = np.sort(x, axis=1)
-            np.testing.assert_array_equal(got[:, kth], srt[:, kth])
-            assert np.all(got[:, :kth % 6] <= got[:, kth % 6:kth % 6 + 1])
-            idx = np.asarray(jnp.argpartition(x, kth, axis=1))
-            np.testing.assert_array_equal(np.take_along_axis(x, idx, 1)[:, kth], srt[:, kth])
-        check(lambda m, a: m.sort_complex(a), np.array([3.0, 1.0, 2.0], np.float32))
+    x = np.array([0.0, 2.0, 2.5, 5.0, 1.0], np.float32)
+    for right in (False, True):
+        check(lambda m, x, b: m.digitize(x, b, right=right), x,
+              np.array([1.0, 2.0, 3.0], np.float32))
+        check(lambda m, x, b: m.digitize(x, b, right=right), x,
+              np.array([3.0, 2.0, 1.0], np.float32))
+    k1, k2 = np.array([1, 1, 0, 0, 2], np.int32), np.array([3, 1, 2, 1, 0], np.int32)
+    check(lambda m, a, b: m.lexsort((a, b)), k1, k2)
+    check(lambda m, a, b: m.lexsort(m.stack([a, b])), k1, k2)
+    x = RNG.normal(size=(3, 6)).astype(np.float32)
+    for kth in (0, 2, -1):
+        got = np.asarray(jnp.partition(x, kth, axis=1))
+        srt = np.sort(x, axis=1)
+        np.testing.assert_array_equal(got[:, kth], srt[:, kth])
+        assert np.all(got[:, :kth % 6] <= got[:, kth % 6:kth % 6 + 1])
+        idx = np.asarray(jnp.argpartition(x, kth, axis=1))
+        np.testing.assert_array_equal(np.take_along_axis(x, idx, 1)[:, kth], srt[:, kth])
+    check(lambda m, a: m.sort_complex(a), np.array([3.0, 1.0, 2.0], np.float32))
 
 
 def test_nonzero_family_matches_jax():
-    with checks() as check:
-        check(lambda m, b: m.nonzero(b), B, eager_only=True)
-        check(lambda m, b: m.nonzero(b, size=5, fill_value=-1), B)
-        check(lambda m, b: m.nonzero(b, size=2), B)
-        check(lambda m, b: m.nonzero(b, size=4, fill_value=(7, 8)), B)
-        check(lambda m, b: m.argwhere(b, size=5), B)
-        check(lambda m, b: m.argwhere(b), B, eager_only=True)
-        check(lambda m, b: m.flatnonzero(b, size=6, fill_value=9), B)
-        check(lambda m, b: m.where(b, size=3), B)
-        check(lambda m, b: m.where(b > 0, b, -b), B)
-        check(lambda m, b: m.bincount(b[1]), B, eager_only=True)
-        check(lambda m, x: m.bincount(x, length=4), np.array([0, 1, 1, 5, -1], np.int32))
-        check(lambda m, x, w: m.bincount(x, w, length=7), np.array([0, 1, 1, 5], np.int32),
-              np.array([0.5, 1, 2, 3], np.float32))
-        check(lambda m, x: m.bincount(x, minlength=8), np.array([0, 1, 1, 5], np.int32),
-              eager_only=True)
+    check(lambda m, b: m.nonzero(b), B, eager_only=True)
+    check(lambda m, b: m.nonzero(b, size=5, fill_value=-1), B)
+    check(lambda m, b: m.nonzero(b, size=2), B)
+    check(lambda m, b: m.nonzero(b, size=4, fill_value=(7, 8)), B)
+    check(lambda m, b: m.argwhere(b, size=5), B)
+    check(lambda m, b: m.argwhere(b), B, eager_only=True)
+    check(lambda m, b: m.flatnonzero(b, size=6, fill_value=9), B)
+    check(lambda m, b: m.where(b, size=3), B)
+    check(lambda m, b: m.where(b > 0, b, -b), B)
+    check(lambda m, b: m.bincount(b[1]), B, eager_only=True)
+    check(lambda m, x: m.bincount(x, length=4), np.array([0, 1, 1, 5, -1], np.int32))
+    check(lambda m, x, w: m.bincount(x, w, length=7), np.array([0, 1, 1, 5], np.int32),
+          np.array([0.5, 1, 2, 3], np.float32))
+    check(lambda m, x: m.bincount(x, minlength=8), np.array([0, 1, 1, 5], np.int32),
+          eager_only=True)
 
 
 @pytest.mark.parametrize("size,fill", [(None, None), (6, None), (6, -1.0), (2, None)])
 def test_unique_matches_jax(size, fill):
-    with checks() as check:
-        fn = (lambda m, u: m.unique(u, True, True, True, size=size, fill_value=fill))
-        check(fn, U, eager_only=size is None)
-        fn = (lambda m, u: m.unique(u, size=size, fill_value=fill))
-        check(fn, np.array([5, 1, 5, 2, 2, 9], np.int32), eager_only=size is None)
+    fn = (lambda m, u: m.unique(u, True, True, True, size=size, fill_value=fill))
+    check(fn, U, eager_only=size is None)
+    fn = (lambda m, u: m.unique(u, size=size, fill_value=fill))
+    check(fn, np.array([5, 1, 5, 2, 2, 9], np.int32), eager_only=size is None)
 
 
 def test_unique_axis_and_array_api():
-    with checks() as check:
-        mat = np.array([[1, 2], [0, 5], [1, 2], [0, 1]], np.int32)
-        check(lambda m, a: m.unique(a, True, True, True, axis=0), mat, eager_only=True)
-        check(lambda m, a: m.unique(a, axis=1), mat.T, eager_only=True)
-        check(lambda m, a: m.unique(a, axis=0, size=5, return_counts=True), mat)
-        check(lambda m, a: tuple(m.unique_all(a)), P, eager_only=True)
-        check(lambda m, a: tuple(m.unique_counts(a, size=4)), P)
-        check(lambda m, a: tuple(m.unique_inverse(a.reshape(1, 5))), P, eager_only=True)
-        check(lambda m, a: m.unique_values(a), P, eager_only=True)
+    mat = np.array([[1, 2], [0, 5], [1, 2], [0, 1]], np.int32)
+    check(lambda m, a: m.unique(a, True, True, True, axis=0), mat, eager_only=True)
+    check(lambda m, a: m.unique(a, axis=1), mat.T, eager_only=True)
+    check(lambda m, a: m.unique(a, axis=0, size=5, return_counts=True), mat)
+    check(lambda m, a: tuple(m.unique_all(a)), P, eager_only=True)
+    check(lambda m, a: tuple(m.unique_counts(a, size=4)), P)
+    check(lambda m, a: tuple(m.unique_inverse(a.reshape(1, 5))), P, eager_only=True)
+    check(lambda m, a: m.unique_values(a), P, eager_only=True)
 
 
 @pytest.mark.parametrize("name", ["union1d", "intersect1d", "setdiff1d", "setxor1d"])
 def test_set_operations_match_jax(name):
-    with checks() as check:
-        check(lambda m, p, q: getattr(m, name)(p, q), P, Q, eager_only=True)
-        check(lambda m, p, q: getattr(m, name)(p, q, size=7), P, Q)
-        check(lambda m, p, q: getattr(m, name)(p, q, size=2, fill_value=-3), P, Q)
-        check(lambda m, p, q: getattr(m, name)(p, q, size=7, fill_value=-3), P, Q)
+    check(lambda m, p, q: getattr(m, name)(p, q), P, Q, eager_only=True)
+    check(lambda m, p, q: getattr(m, name)(p, q, size=7), P, Q)
+    check(lambda m, p, q: getattr(m, name)(p, q, size=2, fill_value=-3), P, Q)
+    check(lambda m, p, q: getattr(m, name)(p, q, size=7, fill_value=-3), P, Q)
 
 
 def test_intersect_indices_and_isin():
-    with checks() as check:
-        check(lambda m, p, q: m.intersect1d(p, q, return_indices=True), P, Q, eager_only=True)
-        check(lambda m, p, q: m.intersect1d(p, q, return_indices=True, size=4), P, Q)
-        for method in ("compare_all", "sort"):
-            check(lambda m, b, method=method: m.isin(b, np.array([0, 3], np.int32),
-                                                          method=method), B)
-            check(lambda m, b, method=method: m.isin(b, np.array([0, 3], np.int32),
-                                                     invert=True, method=method), B)
-        check(lambda m, x, t: m.isin(x, t), V, A)
-        assert_close(jnp.in1d(B, np.array([2, 3], np.int32)),
-                     np.isin(B.ravel(), [2, 3]))
+    check(lambda m, p, q: m.intersect1d(p, q, return_indices=True), P, Q, eager_only=True)
+    check(lambda m, p, q: m.intersect1d(p, q, return_indices=True, size=4), P, Q)
+    for method in ("compare_all", "sort"):
+        check(lambda m, b: m.isin(b, np.array([0, 3], np.int32), method=method), B)
+        check(lambda m, b: m.isin(b, np.array([0, 3], np.int32), invert=True,
+                                  method=method), B)
+    check(lambda m, x, t: m.isin(x, t), V, A)
+    assert_close(jnp.in1d(B, np.array([2, 3], np.int32)),
+                 np.isin(B.ravel(), [2, 3]))
 
 
 _CALLS = [
@@ -269,18 +239,17 @@ def test_searchsorted_and_unique_properties(a, v):
 
 
 def test_edge_cases_match_jax():
-    with checks() as check:
-        c = np.array([1 + 1j, 1 - 1j, np.nan, 1 + 1j, 0j, -1 + 5j], np.complex64)
-        b = np.array([True, False, True, True])
-        check(lambda m, c: m.unique(c, return_counts=True), c, eager_only=True)
-        check(lambda m, c: m.union1d(c, c[:2] * 2, size=8), c)
-        check(lambda m, c: m.isin(c, c[:2]), c)
-        check(lambda m, b: m.unique(b, return_counts=True), b, eager_only=True)
-        check(lambda m, b: m.bincount(b), b, eager_only=True)
-        check(lambda m: m.unique(np.zeros((0,), np.float32), size=2, fill_value=5.0))
-        with pytest.raises(ValueError, match="fill_value"):
-            jnp.unique(np.zeros((0,), np.float32), size=2)
-        check(lambda m: m.unique(np.array([3, -1, 3], np.int8), size=3))
-        check(lambda m: m.nonzero(b, size=0))
-        check(lambda m: m.searchsorted(np.array([1, 2, 3], np.int32),
-                                       np.array([1.5, 2.0], np.float32)))
+    c = np.array([1 + 1j, 1 - 1j, np.nan, 1 + 1j, 0j, -1 + 5j], np.complex64)
+    b = np.array([True, False, True, True])
+    check(lambda m, c: m.unique(c, return_counts=True), c, eager_only=True)
+    check(lambda m, c: m.union1d(c, c[:2] * 2, size=8), c)
+    check(lambda m, c: m.isin(c, c[:2]), c)
+    check(lambda m, b: m.unique(b, return_counts=True), b, eager_only=True)
+    check(lambda m, b: m.bincount(b), b, eager_only=True)
+    check(lambda m: m.unique(np.zeros((0,), np.float32), size=2, fill_value=5.0))
+    with pytest.raises(ValueError, match="fill_value"):
+        jnp.unique(np.zeros((0,), np.float32), size=2)
+    check(lambda m: m.unique(np.array([3, -1, 3], np.int8), size=3))
+    check(lambda m: m.nonzero(b, size=0))
+    check(lambda m: m.searchsorted(np.array([1, 2, 3], np.int32),
+                                   np.array([1.5, 2.0], np.float32)))

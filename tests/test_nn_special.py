@@ -16,6 +16,7 @@ import yax.numpy as jnp
 import yax.scipy.special as special
 import yax.scipy.stats.norm as norm
 from tests.harness import assert_close, check_eager_and_jit, random_values
+from tests.suiteb_util import JaxTable, jax_values
 
 
 @pytest.fixture(params=[np.float32, np.float64], ids=["f32", "f64"])
@@ -46,30 +47,61 @@ ACTIVATIONS = {
 EXTREME = np.array([-1e4, -50.0, -1.0, 0.0, 0.0, 1.0, 6.0, 50.0, 1e4])
 
 
-def _grad_pair(yfn, jfn, x, dtype):
-    """d/dx sum(w * f(x)) by yax and by jax, with fixed weights w so every output counts."""
-    w = np.linspace(0.5, 1.5, x.size).reshape(x.shape).astype(dtype)
-    got = yax.grad(lambda v: jnp.sum(yfn(v) * w))(jnp.asarray(x))
-    want = jax.grad(lambda v: jjnp.sum(jfn(v) * w))(jjnp.asarray(x))
-    return np.asarray(got), np.asarray(want)
+# The jax oracle of each table below is computed for all its cases in one jitted jax program
+# per dtype (tests/suiteb_util.py): eager jax compiled a dozen small programs per case, most of
+# this file's jax time. yax's side of every test is unchanged, eager and jitted.
+
+
+def _weights(x):
+    """Fixed weights w of d/dx sum(w * f(x)), so every output counts."""
+    return np.linspace(0.5, 1.5, x.size).reshape(x.shape).astype(x.dtype)
+
+
+def _jax_grad(jfn, x):
+    w = _weights(x)
+    return jax.grad(lambda v: jjnp.sum(jfn(v) * w))(x)
+
+
+def _yax_grad(yfn, x):
+    w = _weights(x)
+    return np.asarray(yax.grad(lambda v: jnp.sum(yfn(v) * w))(jnp.asarray(x)))
+
+
+def _activation_input(dtype):
+    return random_values(0, (3, 5), dtype) * 0.3
+
+
+def _activation_cases(dtype):
+    cases = {}
+    for name, (_, jfn) in ACTIVATIONS.items():
+        cases[name, "value"] = (jfn, [_activation_input(dtype)])
+        cases[name, "grad"] = (lambda x, jfn=jfn: _jax_grad(jfn, x), [_activation_input(dtype)])
+        if name != "standardize":
+            cases[name, "grad_extreme"] = (lambda x, jfn=jfn: _jax_grad(jfn, x),
+                                           [EXTREME.astype(dtype)])
+    return cases
+
+
+_ACTIVATION_ORACLE = JaxTable(_activation_cases)
 
 
 @pytest.mark.parametrize("name", list(ACTIVATIONS))
 def test_activation_values_and_grads(name, dtype):
-    yfn, jfn = ACTIVATIONS[name]
-    x = random_values(0, (3, 5), dtype) * 0.3
-    check_eager_and_jit(yfn, [x], np.asarray(jfn(jjnp.asarray(x))), **_tol(dtype))
-    got, want = _grad_pair(yfn, jfn, x, dtype)
-    assert_close(got, want, **_tol(dtype))
+    yfn, _ = ACTIVATIONS[name]
+    want = _ACTIVATION_ORACLE(np.dtype(dtype).name)
+    x = _activation_input(dtype)
+    check_eager_and_jit(yfn, [x], want[name, "value"], **_tol(dtype))
+    assert_close(_yax_grad(yfn, x), want[name, "grad"], **_tol(dtype))
 
 
 @pytest.mark.parametrize("name", [n for n in ACTIVATIONS if n != "standardize"])
 def test_activation_grads_extreme(name, dtype):
-    yfn, jfn = ACTIVATIONS[name]
+    yfn, _ = ACTIVATIONS[name]
     x = EXTREME.astype(dtype)
-    got, want = _grad_pair(yfn, jfn, x, dtype)
+    got = _yax_grad(yfn, x)
     assert np.isfinite(got).all(), got
-    assert_close(got, want, **_tol(dtype))
+    assert_close(got, _ACTIVATION_ORACLE(np.dtype(dtype).name)[name, "grad_extreme"],
+                 **_tol(dtype))
     assert np.isfinite(np.asarray(yfn(jnp.asarray(x)))).all()
 
 
@@ -79,22 +111,50 @@ def test_relu_derivative_at_zero_and_softplus_half():
     assert float(yax.grad(nn.log_sigmoid)(0.0)) == 0.5
 
 
-@pytest.mark.parametrize("fn", ["softmax", "log_softmax", "logsumexp"])
+_LARGE_LOGITS = ["softmax", "log_softmax", "logsumexp"]
+
+
+def _large_logits(dtype):
+    return np.array([[1e4, 1e4, 0.0], [-1e4, 3.0, 1e4]], dtype)
+
+
+def _large_logits_cases(dtype):
+    cases = {}
+    for name in _LARGE_LOGITS:
+        jfn = ACTIVATIONS[name][1]
+        cases[name, "value"] = (jfn, [_large_logits(dtype)])
+        cases[name, "grad"] = (lambda x, jfn=jfn: _jax_grad(jfn, x), [_large_logits(dtype)])
+    return cases
+
+
+_LARGE_LOGITS_ORACLE = JaxTable(_large_logits_cases)
+
+
+@pytest.mark.parametrize("fn", _LARGE_LOGITS)
 def test_large_logits(fn, dtype):
-    yfn, jfn = ACTIVATIONS[fn]
-    x = np.array([[1e4, 1e4, 0.0], [-1e4, 3.0, 1e4]], dtype)
-    check_eager_and_jit(yfn, [x], np.asarray(jfn(jjnp.asarray(x))), **_tol(dtype))
-    got, want = _grad_pair(yfn, jfn, x, dtype)
+    yfn, _ = ACTIVATIONS[fn]
+    want = _LARGE_LOGITS_ORACLE(np.dtype(dtype).name)
+    x = _large_logits(dtype)
+    check_eager_and_jit(yfn, [x], want[fn, "value"], **_tol(dtype))
+    got = _yax_grad(yfn, x)
     assert np.isfinite(got).all()
-    assert_close(got, want, **_tol(dtype))
+    assert_close(got, want[fn, "grad"], **_tol(dtype))
 
 
-@pytest.mark.parametrize("axis", [0, 1, -1, (0, 2), None])
+_SOFTMAX_AXES = [0, 1, -1, (0, 2), None]
+_SOFTMAX_AXES_ORACLE = JaxTable(lambda: {
+    (name, axis): (lambda v, jfn=ACTIVATIONS[name][1], axis=axis: jfn(v, axis=axis),
+                   [random_values(2, (2, 3, 4), np.float32)])
+    for name in ("softmax", "log_softmax") for axis in _SOFTMAX_AXES})
+
+
+@pytest.mark.parametrize("axis", _SOFTMAX_AXES)
 def test_softmax_axes(axis):
     dtype = np.float32
     x = random_values(2, (2, 3, 4), dtype)
-    for yfn, jfn in (ACTIVATIONS["softmax"], ACTIVATIONS["log_softmax"]):
-        want = np.asarray(jfn(jjnp.asarray(x), axis=axis))
+    for name in ("softmax", "log_softmax"):
+        yfn = ACTIVATIONS[name][0]
+        want = _SOFTMAX_AXES_ORACLE()[name, axis]
         check_eager_and_jit(lambda v: yfn(v, axis=axis), [x], want, **_tol(dtype))
 
 
@@ -103,24 +163,52 @@ def test_vmap_softmax():
     got = yax.vmap(nn.softmax)(jnp.asarray(x))
     want = np.stack([np.asarray(nn.softmax(jnp.asarray(row))) for row in x])
     assert_close(got, want)
+    theirs = jax_values({
+        "axis0": (lambda v: jax.nn.softmax(v, axis=0), [x]),
+        "jac": (jax.vmap(jax.jacrev(jax.nn.log_softmax)), [x[:, :3]])})
     got_ax0 = yax.vmap(lambda v: nn.softmax(v), in_axes=1, out_axes=1)(jnp.asarray(x))
-    assert_close(got_ax0, np.asarray(jax.nn.softmax(jjnp.asarray(x), axis=0)), rtol=2e-5)
+    assert_close(got_ax0, theirs["axis0"], rtol=2e-5)
     jac = yax.vmap(yax.jacrev(nn.log_softmax))(jnp.asarray(x[:, :3]))
-    want_jac = jax.vmap(jax.jacrev(jax.nn.log_softmax))(jjnp.asarray(x[:, :3]))
-    assert_close(jac, np.asarray(want_jac), rtol=2e-5, atol=2e-5)
+    assert_close(jac, theirs["jac"], rtol=2e-5, atol=2e-5)
 
 
-@pytest.mark.parametrize("kw", [
+_LOGSUMEXP_OPTIONS = [
     dict(axis=None), dict(axis=1), dict(axis=(0, 2), keepdims=True), dict(axis=-1, b="b"),
     dict(axis=0, b="b", return_sign=True), dict(axis=None, b="b", keepdims=True,
-                                                 return_sign=True)])
-def test_logsumexp_options(kw, dtype):
-    a = random_values(4, (2, 3, 4), dtype)
-    kw = dict(kw)
+                                                 return_sign=True)]
+
+
+def _logsumexp_kw(i, dtype):
+    kw = dict(_LOGSUMEXP_OPTIONS[i])
     if kw.get("b") == "b":
         kw["b"] = random_values(5, (3, 4), dtype) / 10
-    want = jax.nn.logsumexp(jjnp.asarray(a), **kw)
-    want = tuple(np.asarray(w) for w in want) if isinstance(want, tuple) else np.asarray(want)
+    return kw
+
+
+def _logsumexp_cases(dtype):
+    cases = {}
+    for i in range(len(_LOGSUMEXP_OPTIONS)):
+        kw = _logsumexp_kw(i, dtype)
+        b = kw.pop("b", None)
+        if b is None:
+            cases[i] = (lambda a, kw=kw: jax.nn.logsumexp(a, **kw),
+                        [random_values(4, (2, 3, 4), dtype)])
+        else:
+            cases[i] = (lambda a, b, kw=kw: jax.nn.logsumexp(a, b=b, **kw),
+                        [random_values(4, (2, 3, 4), dtype), b])
+    return cases
+
+
+_LOGSUMEXP_ORACLE = JaxTable(_logsumexp_cases)
+
+
+@pytest.mark.parametrize("i", range(len(_LOGSUMEXP_OPTIONS)),
+                         ids=[f"kw{i}" for i in range(len(_LOGSUMEXP_OPTIONS))])
+def test_logsumexp_options(i, dtype):
+    a = random_values(4, (2, 3, 4), dtype)
+    kw = _logsumexp_kw(i, dtype)
+    want = _LOGSUMEXP_ORACLE(np.dtype(dtype).name)[i]
+    want = tuple(want) if isinstance(want, tuple) else want
     check_eager_and_jit(lambda v: nn.logsumexp(v, **kw), [a], want, **_tol(dtype))
     for fn in (special.logsumexp, nn.logsumexp):
         assert fn is nn.logsumexp
@@ -134,10 +222,16 @@ def test_logsumexp_zero_weights_and_neg_inf():
     assert np.isnan(float(nn.logsumexp(jnp.asarray([0.0, 1.0]), b=jnp.asarray([1.0, -2.0]))))
 
 
-@pytest.mark.parametrize("axis", [-1, 0, 1])
+_ONE_HOT_AXES = [-1, 0, 1]
+_ONE_HOT_ORACLE = JaxTable(lambda dtype_name: {
+    axis: (lambda v, axis=axis: jax.nn.one_hot(v, 4, axis=axis),
+           [np.array([[0, 2, 5], [1, -1, 3]], np.int32)]) for axis in _ONE_HOT_AXES})
+
+
+@pytest.mark.parametrize("axis", _ONE_HOT_AXES)
 def test_one_hot(axis, dtype):
     x = np.array([[0, 2, 5], [1, -1, 3]], np.int32)
-    want = np.asarray(jax.nn.one_hot(jjnp.asarray(x), 4, axis=axis))
+    want = _ONE_HOT_ORACLE(np.dtype(dtype).name)[axis]
     check_eager_and_jit(lambda v: nn.one_hot(v, 4, axis=axis), [x], want)
     got = nn.one_hot(jnp.asarray(x), 4, dtype=np.int32, axis=axis)
     assert_close(got, want.astype(np.int32))
@@ -175,29 +269,52 @@ SPECIAL = {  # name: (yax, jax, input maker)
 }
 
 
+def _special_cases(dtype):
+    cases = {}
+    for name, (_, jfn, make) in SPECIAL.items():
+        cases[name, "value"] = (jfn, [make(7, (4, 5), dtype)])
+        cases[name, "grad"] = (lambda x, jfn=jfn: _jax_grad(jfn, x), [make(7, (4, 5), dtype)])
+    for name in _SPECIAL_BINARY:
+        jfn = getattr(jax.scipy.special, name)
+        cases[name, "value"] = (jfn, _special_binary_inputs(name, dtype))
+        cases[name, "grad"] = (
+            lambda x, y, jfn=jfn: jax.grad(lambda a, b: jjnp.sum(jfn(a, b)), argnums=(0, 1))(x, y),
+            _special_binary_inputs(name, dtype))
+    return cases
+
+
+_SPECIAL_BINARY = ["xlogy", "xlog1py", "betaln"]
+_SPECIAL_ORACLE = JaxTable(_special_cases)
+
+
 @pytest.mark.parametrize("name", list(SPECIAL))
 def test_special_unary(name, dtype):
-    yfn, jfn, make = SPECIAL[name]
+    yfn, _, make = SPECIAL[name]
+    want = _SPECIAL_ORACLE(np.dtype(dtype).name)
     x = make(7, (4, 5), dtype)
     loose = dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-9, atol=1e-12)
-    check_eager_and_jit(yfn, [x], np.asarray(jfn(jjnp.asarray(x))), **loose)
-    got, want = _grad_pair(yfn, jfn, x, dtype)
-    assert_close(got, want, **loose)
+    check_eager_and_jit(yfn, [x], want[name, "value"], **loose)
+    assert_close(_yax_grad(yfn, x), want[name, "grad"], **loose)
 
 
-@pytest.mark.parametrize("name", ["xlogy", "xlog1py", "betaln"])
-def test_special_binary(name, dtype):
-    yfn, jfn = getattr(special, name), getattr(jax.scipy.special, name)
+def _special_binary_inputs(name, dtype):
     x, y = _positive(8, (3, 4), dtype), _positive(9, (3, 4), dtype)
     x[0, :2] = 0
     if name == "betaln":
         x[0, :2] = 0.5
+    return [x, y]
+
+
+@pytest.mark.parametrize("name", _SPECIAL_BINARY)
+def test_special_binary(name, dtype):
+    yfn = getattr(special, name)
+    want = _SPECIAL_ORACLE(np.dtype(dtype).name)
+    x, y = _special_binary_inputs(name, dtype)
     loose = dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-9, atol=1e-12)
-    check_eager_and_jit(yfn, [x, y], np.asarray(jfn(jjnp.asarray(x), jjnp.asarray(y))), **loose)
+    check_eager_and_jit(yfn, [x, y], want[name, "value"], **loose)
     got = yax.grad(lambda a, b: jnp.sum(yfn(a, b)), argnums=(0, 1))(jnp.asarray(x), jnp.asarray(y))
-    want = jax.grad(lambda a, b: jjnp.sum(jfn(a, b)), argnums=(0, 1))(x, y)
-    for g, w in zip(got, want, strict=True):
-        assert_close(g, np.asarray(w), **loose)
+    for g, w in zip(got, want[name, "grad"], strict=True):
+        assert_close(g, w, **loose)
 
 
 def test_xlogy_at_zero_is_safe():
@@ -226,18 +343,35 @@ def test_log_ndtr_float32_tails():
     assert np.isfinite(grad).all()
 
 
-@pytest.mark.parametrize("name", ["logpdf", "pdf", "cdf", "logcdf", "ppf"])
+_NORM = ["logpdf", "pdf", "cdf", "logcdf", "ppf"]
+
+
+def _norm_input(name, dtype):
+    return _unit(10, (3, 4), dtype) if name == "ppf" else random_values(10, (3, 4), dtype) / 3
+
+
+def _norm_grad_cases(dtype):
+    loc, scale = dtype(0.5), dtype(2.0)
+
+    def jax_grad(name):
+        jfn = getattr(jax.scipy.stats.norm, name)
+        return jax.grad(lambda v: jjnp.sum(jfn(v, loc, scale)))
+    return {name: (jax_grad(name), [_norm_input(name, dtype)]) for name in _NORM}
+
+
+_NORM_GRAD_ORACLE = JaxTable(lambda dtype_name: _norm_grad_cases(np.dtype(dtype_name).type))
+
+
+@pytest.mark.parametrize("name", _NORM)
 def test_norm(name, dtype):
     loc, scale = dtype(0.5), dtype(2.0)
-    x = _unit(10, (3, 4), dtype) if name == "ppf" else random_values(10, (3, 4), dtype) / 3
+    x = _norm_input(name, dtype)
     want = getattr(scipy.stats.norm, name)(x.astype(np.float64), loc, scale).astype(dtype)
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
     fn = getattr(norm, name)
     check_eager_and_jit(lambda v: fn(v, loc, scale), [x], want, **tol)
     got = yax.grad(lambda v: jnp.sum(fn(v, loc, scale)))(jnp.asarray(x))
-    jfn = getattr(jax.scipy.stats.norm, name)
-    want_g = jax.grad(lambda v: jjnp.sum(jfn(v, loc, scale)))(jjnp.asarray(x))
-    assert_close(got, np.asarray(want_g), **tol)
+    assert_close(got, _NORM_GRAD_ORACLE(np.dtype(dtype).name)[name], **tol)
 
 
 def test_import_paths():

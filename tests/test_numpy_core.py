@@ -12,6 +12,7 @@ from hypothesis import settings
 import yax
 import yax.numpy as jnp
 from tests.harness import JAX_0_10, assert_close, check_eager_and_jit
+from tests.suiteb_util import JaxTable, jax_values
 
 SETTINGS = settings(max_examples=4, deadline=None, derandomize=True)
 
@@ -39,7 +40,11 @@ def ref(x):
 
 def check_vs_jax(yfun, rfun, args, *, rtol=None, atol=None):
     """yfun eagerly and under jit matches rfun (jax) in values, dtype and weak type."""
-    want = rfun(*(ref(a) for a in args))
+    return check_vs_jax_value(yfun, args, rfun(*(ref(a) for a in args)), rtol=rtol, atol=atol)
+
+
+def check_vs_jax_value(yfun, args, want, *, rtol=None, atol=None):
+    """yfun eagerly and under jit matches `want`, a jax Array, in value, dtype and weak type."""
     outs = check_eager_and_jit(yfun, args, np.asarray(want), rtol=rtol, atol=atol)
     for out in outs:
         # yax's comparison primitives never return weak bools (JAX's do when both promoted
@@ -98,7 +103,7 @@ def test_dtype_api_matches_jax():
 
 # --- creation ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("make", [
+CREATION = [
     lambda m: m.array([1, 2.5]), lambda m: m.array(1.0), lambda m: m.array([[1, 2], [3, 4]]),
     lambda m: m.array(3), lambda m: m.array(True), lambda m: m.array([True, 2]),
     lambda m: m.array(np.arange(3, dtype=np.int8)), lambda m: m.array([1, 2], dtype=m.float16),
@@ -111,9 +116,16 @@ def test_dtype_api_matches_jax():
     lambda m: m.linspace(0, 10, 7, dtype=m.int32), lambda m: m.linspace(2.0, 3.0, 1),
     lambda m: m.eye(3), lambda m: m.eye(2, 3, 1, dtype=m.int32), lambda m: m.identity(2),
     lambda m: m.array([]), lambda m: m.array(np.float64(2.0)),
-])
+]
+# jax's values (and weak types, which jit outputs keep) for the whole table in one jitted
+# program (tests/suiteb_util.py) rather than eager jax's compiles per case
+_CREATION_ORACLE = JaxTable(lambda: {make: (lambda make=make: make(jnp_ref), [])
+                                     for make in CREATION}, as_numpy=False)
+
+
+@pytest.mark.parametrize("make", CREATION)
 def test_creation_matches_jax(make):
-    want, got = make(jnp_ref), make(jnp)
+    want, got = _CREATION_ORACLE()[make], make(jnp)
     assert_close(got, np.asarray(want))
     assert got.weak_type == want.weak_type
 
@@ -218,9 +230,12 @@ def test_reduction_options():
         lambda m, a: m.cumsum(a),
         lambda m, a: m.prod(a[:, :2] / 4, axis=(0, 1)),
     ]
-    for case in cases:
-        check_vs_jax(lambda a, case=case: case(jnp, a), lambda a, case=case: case(jnp_ref, a),
-                     [x], rtol=1e-5, atol=1e-5)
+    # jax's values of all the cases from one jitted program (tests/suiteb_util.py)
+    wants = jax_values({i: (lambda a, case=case: case(jnp_ref, a), [ref(x)])
+                        for i, case in enumerate(cases)}, as_numpy=False)
+    for i, case in enumerate(cases):
+        check_vs_jax_value(lambda a, case=case: case(jnp, a), [x], wants[i], rtol=1e-5,
+                           atol=1e-5)
     with pytest.raises(ValueError, match="initial"):
         jnp.max(jnp.zeros((0, 2)), axis=0)
 
@@ -252,11 +267,18 @@ MANIP = [
 ]
 
 
+_MANIP_X = (np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7) / 3
+# jax's values for the whole table in one jitted program (tests/suiteb_util.py), rather than
+# eager jax's compile per primitive per case; jit outputs keep their weak types
+_MANIP_ORACLE = JaxTable(lambda: {i: (lambda a, fn=fn: fn(jnp_ref, a), [ref(_MANIP_X)])
+                                  for i, fn in enumerate(MANIP)}, as_numpy=False)
+
+
 @pytest.mark.parametrize("i", range(len(MANIP)))
 def test_manipulation_and_methods(i):
     x = (np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7) / 3
     fn = MANIP[i]
-    check_vs_jax(lambda a: fn(jnp, a), lambda a: fn(jnp_ref, a), [x])
+    check_vs_jax_value(lambda a: fn(jnp, a), [x], _MANIP_ORACLE()[i])
 
 
 def test_shape_helpers_and_errors():
@@ -288,13 +310,25 @@ INT_OPS = [lambda a, b: a & b, lambda a, b: a | b, lambda a, b: a ^ b, lambda a,
            lambda a, b: a << 1, lambda a, b: a >> 1, lambda a, b: 1 << b, lambda a, b: 5 & a]
 
 
+def _operator_inputs(dtype):
+    rng = np.random.default_rng(1)
+    return [sample(rng, (2, 3), dtype, low=-4, high=4), sample(rng, (3,), dtype, low=1, high=3)]
+
+
+def _operator_cases(dtype):
+    ops = OPS + (INT_OPS if dtype == "int32" else [])
+    return {i: (op, [ref(a) for a in _operator_inputs(dtype)]) for i, op in enumerate(ops)}
+
+
+_OPERATOR_ORACLE = JaxTable(_operator_cases, as_numpy=False)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
 def test_operators_on_arrays_and_tracers(dtype):
-    rng = np.random.default_rng(1)
-    x = sample(rng, (2, 3), dtype, low=-4, high=4)
-    y = sample(rng, (3,), dtype, low=1, high=3)
-    for op in OPS + (INT_OPS if dtype == "int32" else []):
-        check_vs_jax(op, op, [x, y])
+    x, y = _operator_inputs(dtype)
+    want = _OPERATOR_ORACLE(dtype)
+    for i, op in enumerate(OPS + (INT_OPS if dtype == "int32" else [])):
+        check_vs_jax_value(op, [x, y], want[i])
 
 
 def test_operators_defer_to_unknown_types():

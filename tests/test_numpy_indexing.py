@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import yax
 from tests.harness import assert_close, check_eager_and_jit
+from tests.suiteb_util import JaxTable
 from yax import errors
 from yax.numpy.indexing import (
     IndexUpdateHelper,
@@ -51,10 +52,21 @@ def _for_jax(idx):
     return tuple(np.asarray(i) if isinstance(i, list) else i for i in idx)
 
 
-@pytest.mark.parametrize("idx", INDICES, ids=[str(i)[:40] for i in INDICES])
-def test_getitem_static_index(idx):
+# jax's indexing of A for the whole table in one jitted program (tests/suiteb_util.py) rather
+# than eager jax's compiles per case (the indices are static, as they are eagerly)
+def _jax_getitem(idx):
+    idx = _for_jax(idx)
+    return lambda x: x[idx]
+
+
+_GETITEM_ORACLE = JaxTable(lambda: {i: (_jax_getitem(idx), [A]) for i, idx in enumerate(INDICES)})
+
+
+@pytest.mark.parametrize("i", range(len(INDICES)), ids=[str(i)[:40] for i in INDICES])
+def test_getitem_static_index(i):
+    idx = INDICES[i]
     want = A[_for_jax(idx)]
-    np.testing.assert_array_equal(np.asarray(jnp.asarray(A)[_for_jax(idx)]), want)
+    np.testing.assert_array_equal(_GETITEM_ORACLE()[i], want)
     check_eager_and_jit(lambda x: getitem(x, idx), [A], want)
 
 
@@ -185,18 +197,39 @@ def _has_duplicates(idx) -> bool:
                and np.asarray(i).size != np.unique(np.asarray(i)).size for i in idx)
 
 
-@pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("idx", UPDATE_INDICES, ids=[str(i)[:30] for i in UPDATE_INDICES])
-def test_at_update(idx, op):
-    if op == "set" and _has_duplicates(idx):
-        pytest.skip("set with repeated indices keeps an unspecified one")
+def _update_values(idx):
     shape = A[_for_jax(idx)].shape
     rng = np.random.default_rng(0)
-    v = rng.integers(-5, 60, shape).astype(np.float32)
-    want = getattr(jnp.asarray(A).at[_for_jax(idx)], op)(v)
+    return rng.integers(-5, 60, shape).astype(np.float32)
+
+
+def _jax_update(i, op, scalar):
+    idx = _for_jax(UPDATE_INDICES[i])
+    if scalar:
+        return lambda x: getattr(x.at[idx], op)(7.0)
+    return lambda x, v: getattr(x.at[idx], op)(v)
+
+
+# jax's values for the whole table in one jitted program (tests/suiteb_util.py) rather than
+# eager jax's compiles per case; yax's side of each case is unchanged
+_AT_UPDATE_ORACLE = JaxTable(lambda: {
+    (i, op, scalar): (_jax_update(i, op, scalar),
+                      [A] if scalar else [A, _update_values(UPDATE_INDICES[i])])
+    for i in range(len(UPDATE_INDICES)) for op in OPS for scalar in (False, True)})
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("i", range(len(UPDATE_INDICES)),
+                         ids=[str(i)[:30] for i in UPDATE_INDICES])
+def test_at_update(i, op):
+    idx = UPDATE_INDICES[i]
+    if op == "set" and _has_duplicates(idx):
+        pytest.skip("set with repeated indices keeps an unspecified one")
+    v = _update_values(idx)
+    want = _AT_UPDATE_ORACLE()[i, op, False]
     check_eager_and_jit(lambda x, v: getattr(IndexUpdateHelper(x)[idx], op)(v), [A, v], want)
     # a scalar update broadcasts to the indexed shape
-    want = getattr(jnp.asarray(A).at[_for_jax(idx)], op)(7.0)
+    want = _AT_UPDATE_ORACLE()[i, op, True]
     check_eager_and_jit(lambda x: getattr(IndexUpdateHelper(x)[idx], op)(7.0), [A], want)
 
 
@@ -278,13 +311,25 @@ def test_update_lowerings():
 
 # --- take / take_along_axis --------------------------------------------------------------------
 
-@pytest.mark.parametrize("axis", [None, 0, 1, -1])
-@pytest.mark.parametrize("mode", [None, "clip", "wrap", "fill"])
-def test_take(axis, mode):
-    idx = np.array([[0, 2], [-1, 3]])
+TAKE_AXES, TAKE_MODES = [None, 0, 1, -1], [None, "clip", "wrap", "fill"]
+
+
+def _take_indices(mode):
     if mode in ("clip", "wrap"):
-        idx = np.array([[0, 7], [-1, -9]])
-    want = jnp.take(jnp.asarray(A), idx, axis=axis, mode=mode)
+        return np.array([[0, 7], [-1, -9]])
+    return np.array([[0, 2], [-1, 3]])
+
+
+_TAKE_ORACLE = JaxTable(lambda: {
+    (axis, mode): (lambda x, i, axis=axis, mode=mode: jnp.take(x, i, axis=axis, mode=mode),
+                   [A, _take_indices(mode)]) for axis in TAKE_AXES for mode in TAKE_MODES})
+
+
+@pytest.mark.parametrize("axis", TAKE_AXES)
+@pytest.mark.parametrize("mode", TAKE_MODES)
+def test_take(axis, mode):
+    idx = _take_indices(mode)
+    want = _TAKE_ORACLE()[axis, mode]
     check_eager_and_jit(lambda x, i: take(x, i, axis=axis, mode=mode), [A, idx], want)
 
 

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import yax.numpy as jnp
-from tests.test_numpy_core import SETTINGS, check_vs_jax, sample
+from tests.suiteb_util import JaxTable
+from tests.test_numpy_core import SETTINGS, check_vs_jax, check_vs_jax_value, ref, sample
 
 # --- ufuncs ------------------------------------------------------------------------------------
 
@@ -81,24 +82,67 @@ def test_binary_ufuncs(name, shapes, dtypes, seed):
     check_vs_jax(getattr(jnp, name), getattr(jnp_ref, name), [x, y], rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("scalar", [2, 2.5, -3, True])
-@pytest.mark.parametrize("name", ["add", "multiply", "power", "floor_divide", "remainder",
-                                  "maximum", "less", "where_like"])
-@pytest.mark.parametrize("dtype", ["float16", "int8", "uint8"])
-def test_binary_with_python_scalars(name, scalar, dtype):
+SCALARS = [2, 2.5, -3, True]
+SCALAR_OPS = ["add", "multiply", "power", "floor_divide", "remainder", "maximum", "less",
+              "where_like"]
+SCALAR_DTYPES = ["float16", "int8", "uint8"]
+
+
+def _scalar_case_runs(name, scalar, dtype):
     if dtype.startswith("uint") and isinstance(scalar, int) and scalar < 0:
-        return
+        return False
     if name == "power" and dtype.startswith(("int", "uint")) and (
             isinstance(scalar, float) or scalar < 0):
+        return False
+    return True
+
+
+def _scalar_input(dtype):
+    return sample(np.random.default_rng(0), (3,), dtype, low=1, high=4)
+
+
+def _scalar_cases():
+    """jax's side of every case below: (name, scalar index, dtype, operand order) -> the
+    function of the array operand (the scalar stays a Python constant, as in eager)."""
+    cases = {}
+    for name in SCALAR_OPS:
+        for i, scalar in enumerate(SCALARS):
+            for dtype in SCALAR_DTYPES:
+                if not _scalar_case_runs(name, scalar, dtype):
+                    continue
+                x = [ref(_scalar_input(dtype))]
+                if name == "where_like":
+                    cases[name, i, dtype, 0] = (
+                        lambda a, scalar=scalar: jnp_ref.where(a > 2, a, scalar), x)
+                    continue
+                rfn = getattr(jnp_ref, name)
+                cases[name, i, dtype, 0] = (lambda a, rfn=rfn, scalar=scalar: rfn(a, scalar), x)
+                cases[name, i, dtype, 1] = (lambda a, rfn=rfn, scalar=scalar: rfn(scalar, a), x)
+    return cases
+
+
+# jax's values (and weak types, which jit outputs keep) for the whole table in one jitted
+# program (tests/suiteb_util.py) rather than eager jax's compiles per case
+_SCALAR_ORACLE = JaxTable(_scalar_cases, as_numpy=False)
+
+
+@pytest.mark.parametrize("scalar", SCALARS)
+@pytest.mark.parametrize("name", SCALAR_OPS)
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES)
+def test_binary_with_python_scalars(name, scalar, dtype):
+    if not _scalar_case_runs(name, scalar, dtype):
         return
-    x = sample(np.random.default_rng(0), (3,), dtype, low=1, high=4)
+    i = next(k for k, s in enumerate(SCALARS) if s is scalar)
+    want = _SCALAR_ORACLE()
+    x = _scalar_input(dtype)
     if name == "where_like":
-        check_vs_jax(lambda a: jnp.where(a > 2, a, scalar),
-                     lambda a: jnp_ref.where(a > 2, a, scalar), [x])
+        check_vs_jax_value(lambda a: jnp.where(a > 2, a, scalar), [x], want[name, i, dtype, 0])
         return
-    fn, rfn = getattr(jnp, name), getattr(jnp_ref, name)
-    check_vs_jax(lambda a: fn(a, scalar), lambda a: rfn(a, scalar), [x], rtol=1e-2, atol=1e-2)
-    check_vs_jax(lambda a: fn(scalar, a), lambda a: rfn(scalar, a), [x], rtol=1e-2, atol=1e-2)
+    fn = getattr(jnp, name)
+    check_vs_jax_value(lambda a: fn(a, scalar), [x], want[name, i, dtype, 0], rtol=1e-2,
+                       atol=1e-2)
+    check_vs_jax_value(lambda a: fn(scalar, a), [x], want[name, i, dtype, 1], rtol=1e-2,
+                       atol=1e-2)
 
 
 # --- reductions --------------------------------------------------------------------------------

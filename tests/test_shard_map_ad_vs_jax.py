@@ -27,11 +27,11 @@ from tests.shard_map_ad_cases import CASES, EXPECTED
 def leaves(m, out):
     return [np.asarray(v) for v in m.tree_util.tree_leaves(out)]
 
-def run(m, name):
+def run(m, name, eager=True):
     fun, args = CASES[name](m)
     args = tuple(m.numpy.asarray(a) for a in args)
     outs = []
-    for f in (fun, m.jit(fun)):
+    for f in ((fun, m.jit(fun)) if eager else (m.jit(fun),)):
         try:
             outs.append(("ok", leaves(m, f(*args))))
         except Exception as e:  # noqa: BLE001
@@ -52,7 +52,11 @@ def compare(want, got):
 
 results = {}
 for name in CASES:
-    j = run(jax, name)
+    # jax's reference is its jitted run, for yax's eager and jitted runs alike: jax's eager
+    # shard_map compiles every collective and op of the body on its own (about 5x the time of
+    # the whole rest of this table), and gives the same numbers and the same errors (checked
+    # over every row when this was changed: no row raised in one mode and not the other)
+    j = run(jax, name, eager=False) * 2
     if name in EXPECTED and j[0][0] == "raise" and "NotImplementedError" in j[0][1]:
         j = [("ok", [np.asarray(v) for v in EXPECTED[name]()])] * 2  # jax has no rule
     y = run(yax, name)

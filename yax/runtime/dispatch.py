@@ -7,9 +7,13 @@ unflattening of outputs into yax Arrays. The parts yax supplies:
   - a jit-key config value mirroring `config.trace_state()` and `disable_jit`, so changing a
     setting misses the C++ cache and goes through the Python path;
   - fast-path data naming a yax executable (the tuple layout jaxlib expects).
-Whether a transformation is active is *not* in the C++ key: yax's current trace lives in a
-context variable that changes without any hook jaxlib could observe, so `JitFunction.__call__`
-checks `current_trace() is EVAL_TRACE` in Python before calling the C++ object (one frame).
+  - a second, thread-local jit-key value saying whether a transformation is active. yax's
+    current trace lives in a context variable, which C++ cannot read; `use_trace` mirrors it
+    into this value (`trace.set_trace_mirror`), so a call under a transformation, even with
+    concrete arguments, misses the C++ cache and reaches the Python miss handler, which stages
+    it. A warm eager call can therefore enter the C++ object directly, with no Python frame.
+    (Like jax's own trace state, the mirror is per thread: a context copied into another
+    thread carries yax's trace but not the mirror, and would run eagerly there.)
 
 This is private jaxlib API (checked against 0.10.2), detected once at import: `AVAILABLE` is
 False where any piece is missing, and jit then uses only its Python path.
@@ -26,6 +30,7 @@ from jaxlib import _jax
 
 from yax import tree_util
 from yax.config import config
+from yax.core import trace as _trace
 from yax.runtime.array import Array
 from yax.runtime.sharding_bridge import sharding_of
 
@@ -58,12 +63,19 @@ def _detect():
         registry = _jax.pytree.PyTreeRegistry()
         registry.register_dataclass_node(Array, ["_buf"], ["aval"])
         key = _jax.config.Config("yax_jit_state", _state_value(), include_in_jit_key=True)
+        transforming = _jax.config.Config("yax_transforming", False, include_in_jit_key=True)
+        previous = transforming.swap_local(True)
+        if transforming.value is not True:
+            return None
+        transforming.swap_local(previous)
+        if transforming.value is not False:
+            return None
         # the call convention: a miss returns (outputs, fast-path data or None, rebuild flag)
         probe = _jax.pjit("yax_probe", None, lambda *a, **k: (a[0] + k["b"], None, False), [],
                           [], ("yax",), registry, _refuse_shard_arg, _jax.PjitFunctionCache(4))
         if probe(1, b=2) != 3 or probe(1, b=2) != 3:
             return None
-        return registry, key
+        return registry, key, transforming
     except Exception:  # another jaxlib: the Python path only
         return None
 
@@ -71,8 +83,9 @@ def _detect():
 _found = _detect()
 AVAILABLE = _found is not None
 if AVAILABLE:
-    _registry, _key_config = _found
+    _registry, _key_config, _transforming = _found
     config.on_change(lambda _name: _key_config.set_global(_state_value()))
+    _trace.set_trace_mirror(_transforming.swap_local)
 
 
 def new_cache(capacity: int):

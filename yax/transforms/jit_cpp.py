@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from yax import tree_util
 from yax.config import config
+from yax.core.trace import current_trace
+from yax.interpreters.eager import EVAL_TRACE
+from yax.interpreters.staging import StagingTrace
 from yax.runtime import backend, dispatch
 from yax.runtime.array import Array
 from yax.transforms import jit_miss
@@ -39,6 +42,11 @@ def cpp_miss(fn, args, kwargs):
     try:
         if config.disable_jit:
             return fn._fun(*args, **kwargs), None, False
+        trace = current_trace()
+        if trace is not EVAL_TRACE:  # a transformation is active: stage a `pjit`
+            if fn._inline and isinstance(trace, StagingTrace):
+                return fn._fun(*args, **kwargs), None, False
+            return jit_miss.call(fn, args, kwargs), None, False
         if not kwargs and fn._state.fast:  # a sharded signature seen before
             flat, tree = tree_util.tree_flatten(args)
             if all(type(x) is Array for x in flat):

@@ -106,13 +106,9 @@ def make_function(name: str, cache_miss, static_argnums, static_argnames, cache)
 _SLOT = object()  # stands for an output buffer while building the output treedef
 
 
-def fastpath_data(exe, const_bufs: list, n_args: int, out_tree, out_avals) -> FastpathData | None:
-    """Fast-path data running `exe` on const_bufs + the call's flat Array buffers, or None.
-
-    `out_tree` is yax's output treedef; outputs whose structure jaxlib's registry cannot
-    express (custom nodes) keep the Python path.
-    """
-
+def _out_treedef(out_tree, out_avals):
+    """jaxlib's treedef of the outputs (Array nodes holding `out_avals`), or None where yax's
+    output structure has nodes jaxlib's registry cannot express (custom nodes)."""
     placeholders = [Array(_SLOT, a) for a in out_avals]
     try:
         leaves, treedef = _registry.flatten(tree_util.tree_unflatten(out_tree, placeholders))
@@ -120,9 +116,34 @@ def fastpath_data(exe, const_bufs: list, n_args: int, out_tree, out_avals) -> Fa
         return None
     if len(leaves) != len(out_avals) or any(x is not _SLOT for x in leaves):
         return None
+    return treedef
+
+
+def fastpath_data(exe, const_bufs: list, n_args: int, out_tree, out_avals) -> FastpathData | None:
+    """Fast-path data running a one-device `exe` on const_bufs + the call's flat Array
+    buffers, or None (see `_out_treedef`)."""
+    treedef = _out_treedef(out_tree, out_avals)
+    if treedef is None:
+        return None
     n_in = len(const_bufs) + n_args
     sharding = sharding_of(exe.device)
     jax_avals = [_jax_core.ShapedArray(a.shape, a.dtype) for a in out_avals]
     return FastpathData(exe.xla_executable, treedef, [sharding] * n_in,
                         [sharding] * len(out_avals), jax_avals, [True] * len(out_avals),
                         [True] * n_in, [None] * n_in, list(const_bufs))
+
+
+def sharded_fastpath_data(exe, const_bufs: list, arg_bufs: list, out_tree, out_avals,
+                          out_bufs: list) -> FastpathData | None:
+    """Fast-path data running a multi-device `exe` on const_bufs + arguments placed as
+    `arg_bufs` are (each already as the program expects), its results placed as `out_bufs`,
+    the results of one run, are; or None (see `_out_treedef`)."""
+    treedef = _out_treedef(out_tree, out_avals)
+    if treedef is None or len(out_bufs) != len(out_avals):
+        return None
+    ins = list(const_bufs) + list(arg_bufs)
+    jax_avals = [_jax_core.ShapedArray(a.shape, a.dtype) for a in out_avals]
+    return FastpathData(exe.xla_executable, treedef, [b.sharding for b in ins],
+                        [b.sharding for b in out_bufs], jax_avals,
+                        [bool(b.committed) for b in out_bufs], [True] * len(ins),
+                        [None] * len(ins), list(const_bufs))

@@ -117,8 +117,7 @@ class JitFunction(functools.partial):
         self.name = self._state.name
         self._fast_ok = not (self._static_argnums or self._donate_argnums
                              or self._donate_argnames)
-        # sharded programs stay on the Python path: its fast key includes argument shardings
-        self._cpp = None if self._sharded or self._donate_argnames else jit_cpp.make_cpp(self)
+        self._cpp = None if self._donate_argnames else jit_cpp.make_cpp(self)
         self._use_cpp(self._cpp)
 
     def _use_cpp(self, cpp) -> None:

@@ -61,6 +61,10 @@ def _eager_capacity() -> int:
 
 # (primitive, params, input avals, platform) -> (Executable.run, out avals); LRU-bounded.
 _exec_cache = cache.new_cache("eager primitives", _eager_capacity)
+# per primitive, its last hit: (avals, place, platform, params, (run, out avals)). It keeps at
+# most one executable per primitive alive past an eviction; emptied with the cache.
+_last_hit: dict = {}
+cache.on_clear(_last_hit.clear)
 # its mapping, read directly on the hot path (`LRUCache.get` is this lookup and touch, one
 # Python frame more); the LRU keeps this one object for its lifetime (`clear` empties it)
 _exec_data = _exec_cache._data
@@ -78,6 +82,7 @@ def _refresh_state(_name=None) -> None:
         # read by the dot/conv lowerings, so not in the key: a change empties the cache
         _STATE["matmul_precision"] = config.default_matmul_precision
         _exec_cache.clear()
+        _last_hit.clear()
 
 
 _refresh_state()
@@ -126,20 +131,34 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
         avals, bufs = tuple([a.aval for a in arrays]), [a._buf for a in arrays]
     if n and type(place) is not _SINGLE:
         return _apply_any(primitive, arrays, params)
-    # `_run_on` inlined (one frame less per op), the LRU hit too: a dict lookup and a touch
+    platform = _STATE["platform"]
+    last = _last_hit.get(primitive)
     try:
-        key = (primitive, tuple(params.items()) if params else (), avals, _STATE["platform"],
-               id(place))
-        hit = _exec_data.get(key)
-    except TypeError:
-        hit = None
-    if hit is None or hit[2] is not place:
-        return _run_on(primitive, arrays, params, avals, place)
-    try:
-        _exec_data.move_to_end(key)
-    except KeyError:  # evicted by another thread meanwhile: the value is still valid
-        pass
-    run, out_avals, _ = hit
+        again = (last is not None and last[1] is place and last[0] == avals
+                 and last[2] == platform and last[3] == params)
+    except (TypeError, ValueError):  # params that do not compare (arrays): the usual path
+        again = False
+    if again:
+        # this primitive's previous application again (a loop over one op): its executable
+        # without building or hashing the key (each aval's `__hash__` is Python, and the LRU
+        # touch hashes the key a second time); the tuple compares its avals by identity first
+        run, out_avals = last[4]
+    else:
+        # `_run_on` inlined (one frame less per op), the LRU hit too: a lookup and a touch
+        try:
+            key = (primitive, tuple(params.items()) if params else (), avals, platform,
+                   id(place))
+            hit = _exec_data.get(key)
+        except TypeError:
+            hit = None
+        if hit is None or hit[2] is not place:
+            return _run_on(primitive, arrays, params, avals, place)
+        try:
+            _exec_data.move_to_end(key)
+        except KeyError:  # evicted by another thread meanwhile: the value is still valid
+            pass
+        run, out_avals, _ = hit
+        _last_hit[primitive] = (avals, place, platform, dict(params), (run, out_avals))
     try:
         bufs = run(bufs)
     except Exception as e:

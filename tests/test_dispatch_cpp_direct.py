@@ -163,11 +163,13 @@ S, R = NamedSharding(mesh, P("data")), NamedSharding(mesh, P())
 x = np.arange(64, dtype=np.float32)
 sx, sy, rx, ux = (yax.device_put(x, S), yax.device_put(x, S), yax.device_put(x, R),
                   yax.device_put(x))
-for f in (yax.jit(lambda a, b: a + b, in_shardings=(S, S)), yax.jit(lambda a, b: a + b)):
+for sharded in (True, False):
+    f = (yax.jit(lambda a, b: a + b, in_shardings=(S, S)) if sharded else
+         yax.jit(lambda a, b: a + b))  # shardings from committed arguments: the Python path
     misses.clear()
     for _ in range(5):
         out = f(sx, sy)
-    assert len(misses) <= 2, misses  # warm calls: jaxlib's C++ path
+    assert len(misses) <= 2 or not sharded, misses  # warm calls: jaxlib's C++ path
     assert out.sharding == S and out.committed and out.aval == sx.aval
     np.testing.assert_allclose(out, 2 * x)
     # placed otherwise: each call still right (copied by the Python path where needed)
@@ -175,6 +177,15 @@ for f in (yax.jit(lambda a, b: a + b, in_shardings=(S, S)), yax.jit(lambda a, b:
         for _ in range(2):
             np.testing.assert_allclose(f(*args), 2 * x)
     assert "= jit[" in str(yax.make_jaxpr(lambda a: f(a, sy))(sx))
+    # a donated (deleted) sharded argument: yax's error, where jaxlib 0.10.2 would crash
+    gone = yax.device_put(x, S)
+    yax.jit(lambda a: a * 2.0, donate_argnums=0)(gone)
+    assert gone.is_deleted()
+    try:
+        f(gone, sy)
+        raise AssertionError("no error for a deleted argument")
+    except yax.errors.YaxError as e:
+        assert "donated" in str(e)
 print("OK")
 '''
 

@@ -123,10 +123,13 @@ class JitFunction(functools.partial):
     def _use_cpp(self, cpp) -> None:
         """Call through `cpp` (jaxlib's dispatch object, or None: the Python path). A call runs
         the C++ object itself (see the class docstring), unless yax must see the call's errors
-        (donated arguments, unhashable statics) to reword them."""
+        (donated arguments, unhashable statics) to reword them, or the program is sharded
+        (`in_shardings`/`out_shardings`): jaxlib 0.10.2 crashes the process when a sharded
+        program's C++ fast path meets a deleted (donated) argument, so those calls check their
+        arguments first (`_call_python`), and only they get sharded fast-path data."""
         self._cpp = cpp
         call = self._call_python
-        if cpp is not None and self._fast_ok and not self._static_argnames:
+        if cpp is not None and self._fast_ok and not self._static_argnames and not self._sharded:
             call = cpp
         self.__setstate__((call, (), {}, self.__dict__))
 
@@ -176,6 +179,8 @@ class JitFunction(functools.partial):
             return jit_miss.call(self, args, kwargs)
         cpp = self._cpp
         if cpp is not None:  # the warm path: jaxlib checks the signature and runs the program
+            if self._sharded:
+                raise_if_deleted(tree_util.tree_leaves((args, kwargs)))  # see `_use_cpp`
             try:
                 return cpp(*args, **kwargs)
             except Exception as e:

@@ -72,8 +72,8 @@ def cpp_miss(fn, args, kwargs):
     # path, where the debugging hook checks outputs: such signatures get no fast path.
     if not cached or config.debug_nans or config.debug_infs:
         return out, None, False
-    if entry.placement is not None:
-        return out, sharded_fastpath(entry, leaves, out), False
+    if entry.placement is not None:  # only functions that check for deleted arguments first
+        return out, sharded_fastpath(entry, leaves, out) if fn._sharded else None, False
     return out, fastpath(entry, leaves), False
 
 
@@ -82,7 +82,9 @@ def sharded_fastpath(entry, leaves, out):
     these `leaves` are, or None (Python path). Offered only where every argument is already
     placed as the program expects (no copy), and built per signature: jaxlib's signature
     holds each argument's sharding, and the data names those very sharding objects, so a
-    differently placed call misses and takes the Python path, which copies it."""
+    differently placed call misses and takes the Python path, which copies it. Only for
+    functions with `in_shardings`/`out_shardings`, whose calls check for deleted arguments
+    before entering C++ (see `JitFunction._use_cpp`)."""
     if (entry.exe is None or entry.exe.host_callbacks or entry.has_refs
             or entry.placer is None or not all(type(x) is Array for x in leaves)
             or placed_runner(entry, leaves) is entry):

@@ -99,8 +99,8 @@ def test_cpp_path_serves_warm_calls_without_python():
     f(x, x)
     misses = []
     original = f._cpp_miss
-    f._cpp = dispatch.make_function("f", lambda *a, **k: misses.append(1) or original(*a, **k),
-                                    [], [], f._state.cpp_cache)
+    f._use_cpp(dispatch.make_function("f", lambda *a, **k: misses.append(1) or original(*a, **k),
+                                      [], [], f._state.cpp_cache))
     for _ in range(3):
         out = f(x, x)
     assert misses == [1] and f.trace_count == 1  # one miss (answered from the Python cache)

@@ -11,7 +11,7 @@ from yax.compile.compiler import compile_jaxpr
 from yax.compile.placement import ArgumentPlacer, eqn_meshes, resolve
 from yax.config import config
 from yax.runtime import backend, executable, sharding_bridge
-from yax.runtime.array import Array
+from yax.runtime.array import Array, note_execute
 
 _compiled = cache.new_cache("closed jaxprs")
 _sharded = cache.new_cache("sharded closed jaxprs")
@@ -30,6 +30,7 @@ def run_closed_jaxpr(jaxpr, arrays) -> list:
         return run_closed_sharded(jaxpr, arrays)
     exe = compile_closed_jaxpr(jaxpr)
     bufs = exe([a.buffer for a in arrays])
+    note_execute()
     return [Array(b, aval) for b, aval in zip(bufs, jaxpr.out_avals, strict=True)]
 
 
@@ -51,6 +52,7 @@ def run_closed_sharded(jaxpr, arrays) -> list:
     if placer is not None:
         bufs = placer.place_all(bufs, jaxpr.in_avals)
     bufs = exe.run(bufs)
+    note_execute()
     return [Array(b, aval) for b, aval in zip(bufs, jaxpr.out_avals, strict=True)]
 
 

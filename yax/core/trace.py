@@ -262,13 +262,30 @@ def set_eval_trace(trace: Trace) -> None:
         _current.set(trace)
 
 
+# Mirrors "a transformation is active" for code that cannot read a context variable: jaxlib's
+# C++ jit dispatch keys its cache on a thread-local value, which the runtime installs here as
+# `swap(value) -> previous value` (a thread starts at the eager trace in both).
+_mirror_swap = None
+
+
+def set_trace_mirror(swap) -> None:
+    """Have `use_trace` call `swap(True)` on entering a non-eager trace (`swap(False)` on
+    entering the eager one) and `swap(previous)` on leaving it."""
+    global _mirror_swap
+    _mirror_swap = swap
+
+
 @contextlib.contextmanager
 def use_trace(trace: Trace):
     token = _current.set(trace)
+    swap = _mirror_swap
+    previous = swap(trace is not _eager) if swap is not None else None
     try:
         yield trace
     finally:
         _current.reset(token)
+        if swap is not None:
+            swap(previous)
 
 
 def run_in_trace(trace: Trace, fun, ins, finish):

@@ -20,7 +20,8 @@ from yax.core.avals import TypedScalar
 from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from yax.core.trace import Trace, Tracer, set_eval_trace
 from yax.runtime import backend, guards, sharding_bridge, transfer, values
-from yax.runtime.array import Array
+from yax.runtime.array import DRAIN_EVERY, Array, drain_released, executes, note_execute
+from yax.runtime.array import buffer_sharding as _sharding_of
 from yax.runtime.mesh import get_abstract_mesh
 from yax.runtime.named_sharding import NamedSharding, forced_result, type_sharding
 from yax.runtime.partition_spec import PartitionSpec
@@ -60,6 +61,10 @@ def _eager_capacity() -> int:
 
 # (primitive, params, input avals, platform) -> (Executable.run, out avals); LRU-bounded.
 _exec_cache = cache.new_cache("eager primitives", _eager_capacity)
+# per primitive, its last hit: (avals, place, platform, params, (run, out avals)). It keeps at
+# most one executable per primitive alive past an eviction; emptied with the cache.
+_last_hit: dict = {}
+cache.on_clear(_last_hit.clear)
 # its mapping, read directly on the hot path (`LRUCache.get` is this lookup and touch, one
 # Python frame more); the LRU keeps this one object for its lifetime (`clear` empties it)
 _exec_data = _exec_cache._data
@@ -77,6 +82,7 @@ def _refresh_state(_name=None) -> None:
         # read by the dot/conv lowerings, so not in the key: a change empties the cache
         _STATE["matmul_precision"] = config.default_matmul_precision
         _exec_cache.clear()
+        _last_hit.clear()
 
 
 _refresh_state()
@@ -97,58 +103,78 @@ def check_outputs(primitive, outs) -> None:
 
 def apply_primitive(primitive, arrays: list, params: dict) -> list:
     # The common case, every operand on one device through one sharding object, reads each
-    # buffer's `sharding` (a Python property) once and keys the cache on that object's id,
-    # sparing its Python `__hash__` twice per op (the cached value holds the object, so the id
-    # cannot be reused by another sharding while the entry lives). Anything else: `_apply_any`.
-    # One and two operands, the usual counts, are unrolled: in Python 3.11 a list comprehension
-    # is a frame of its own.
+    # buffer's sharding once (through the C-level getter `buffer_sharding`) and keys the cache
+    # on that object's id, sparing its Python `__hash__` twice per op (the cached value holds
+    # the object, so the id cannot be reused by another sharding while the entry lives).
+    # Anything else: `_apply_any`. One and two operands, the usual counts, are unrolled: in
+    # Python 3.11 a list comprehension is a frame of its own.
     n = len(arrays)
     if n == 1:
         a = arrays[0]
         buf = a._buf
-        place = buf.sharding
+        place = _sharding_of(buf)
         avals, bufs = (a.aval,), [buf]
     elif n == 2:
         a, b = arrays
         buf, buf_b = a._buf, b._buf
-        place = buf.sharding
-        if buf_b.sharding is not place:
+        place = _sharding_of(buf)
+        if _sharding_of(buf_b) is not place:
             return _apply_any(primitive, arrays, params)
         avals, bufs = (a.aval, b.aval), [buf, buf_b]
     elif n == 0:
         place, avals, bufs = backend.device_override(), (), []
     else:
-        place = arrays[0]._buf.sharding
+        place = _sharding_of(arrays[0]._buf)
         for a in arrays:
-            if a._buf.sharding is not place:
+            if _sharding_of(a._buf) is not place:
                 return _apply_any(primitive, arrays, params)
         avals, bufs = tuple([a.aval for a in arrays]), [a._buf for a in arrays]
     if n and type(place) is not _SINGLE:
         return _apply_any(primitive, arrays, params)
-    # `_run_on` inlined (one frame less per op), the LRU hit too: a dict lookup and a touch
+    platform = _STATE["platform"]
+    last = _last_hit.get(primitive)
     try:
-        key = (primitive, tuple(params.items()) if params else (), avals, _STATE["platform"],
-               id(place))
-        hit = _exec_data.get(key)
-    except TypeError:
-        hit = None
-    if hit is None or hit[2] is not place:
-        return _run_on(primitive, arrays, params, avals, place)
-    try:
-        _exec_data.move_to_end(key)
-    except KeyError:  # evicted by another thread meanwhile: the value is still valid
-        pass
-    run, out_avals, _ = hit
+        again = (last is not None and last[1] is place and last[0] == avals
+                 and last[2] == platform and last[3] == params)
+    except (TypeError, ValueError):  # params that do not compare (arrays): the usual path
+        again = False
+    if again:
+        # this primitive's previous application again (a loop over one op): its executable
+        # without building or hashing the key (each aval's `__hash__` is Python, and the LRU
+        # touch hashes the key a second time); the tuple compares its avals by identity first
+        run, out_avals = last[4]
+    else:
+        # `_run_on` inlined (one frame less per op), the LRU hit too: a lookup and a touch
+        try:
+            key = (primitive, tuple(params.items()) if params else (), avals, platform,
+                   id(place))
+            hit = _exec_data.get(key)
+        except TypeError:
+            hit = None
+        if hit is None or hit[2] is not place:
+            return _run_on(primitive, arrays, params, avals, place)
+        try:
+            _exec_data.move_to_end(key)
+        except KeyError:  # evicted by another thread meanwhile: the value is still valid
+            pass
+        run, out_avals, _ = hit
+        _last_hit[primitive] = (avals, place, platform, dict(params), (run, out_avals))
     try:
         bufs = run(bufs)
     except Exception as e:
         _raise_run_error(e, primitive, arrays, out_avals)
         raise
+    if len(out_avals) == 1 and not _STATE["check_outputs"]:  # `_outputs`, inlined
+        executes[0] += 1  # `note_execute`, inlined
+        if not executes[0] % DRAIN_EVERY:
+            drain_released()
+        return [Array(bufs[0], out_avals[0])]
     return _outputs(primitive, bufs, out_avals)
 
 
 def _outputs(primitive, bufs, out_avals) -> list:
     """The run's buffers as Arrays, checked when a debug flag asks."""
+    note_execute()
     if len(out_avals) == 1:
         outs = [Array(bufs[0], out_avals[0])]
     else:
@@ -259,6 +285,7 @@ def _apply_sharded(primitive, arrays: list, params: dict) -> list:
         key, lambda: _compile_sharded(primitive, avals, params, shardings))
     exe, placer, out_avals = hit
     bufs = exe.run(placer.place_all([a._buf for a in arrays], avals))
+    note_execute()
     return [Array(b, aval) for b, aval in zip(bufs, out_avals, strict=True)]
 
 

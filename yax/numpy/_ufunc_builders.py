@@ -121,7 +121,10 @@ def _make_unary(name, lax_fn, promote, doc):
     as_program = jit(direct, inline=True)
 
     def fn(x, /):
-        if isinstance(x, Tracer) and _over_eager(current_trace()):
+        if type(x) is Array:  # `direct`'s fast path, inlined: two frames less per eager op
+            if fast and (passing is None or x.aval.dtype in passing):
+                return bind(prim, x)
+        elif isinstance(x, Tracer) and _over_eager(current_trace()):
             return as_program(x)
         return direct(x)
     fn.__name__ = fn.__qualname__ = name

@@ -6,8 +6,10 @@ NumPy-style operators and methods are installed by `yax.numpy` (which sits above
 from __future__ import annotations
 
 import gc
+import operator
 
 import numpy as np
+from jaxlib import _jax
 
 from yax.core import dtypes
 from yax.core.avals import ShapedArray
@@ -17,14 +19,45 @@ from yax.runtime import backend, guards, transfer
 # jaxlib hands Python objects released on its own threads to a queue that only Python's garbage
 # collector empties. yax allocates so few long-lived objects that the collector may never run,
 # so that queue (about 0.6 KiB per call) grew without bound in long loops (benchmarks/
-# bench_soak.py). It is emptied every `_DRAIN_EVERY` new Arrays instead.
-_DRAIN_EVERY = 1024
-_made = [0]
+# bench_soak.py). Only executions started from Python fill it (jaxlib's C++ jit dispatch
+# empties it itself: 100,000 warm C++-path calls grow by 0.1 MiB without draining, 100,000
+# eager ops by 16 MiB), so the Python paths count their executions (`note_execute`) and it is
+# emptied every `DRAIN_EVERY` of them; `Array()` itself stays two assignments, because the C++
+# path builds every output through it.
+DRAIN_EVERY = 1024
+executes = [0]  # Python-path executions so far (the eager hot path counts inline)
 try:
     from jaxlib.xla_client import _xla as _xla_ext
-    _drain = _xla_ext.collect_garbage
+    drain = _xla_ext.collect_garbage
 except (ImportError, AttributeError):  # a jaxlib without it: rely on the garbage collector
-    _drain = None
+    drain = None
+
+
+def note_execute() -> None:
+    """Count one execution started from Python, emptying jaxlib's queue now and then."""
+    executes[0] += 1
+    if not executes[0] % DRAIN_EVERY:
+        drain_released()
+
+
+def drain_released() -> None:
+    """Empty jaxlib's queue of objects released on its threads."""
+    if drain is not None:
+        drain()
+
+
+def _sharding_getter():
+    """`buffer_sharding(buf)`: a jax array's sharding. Its public `sharding` is a Python
+    property returning the C-level `_sharding` (0.14 us against 0.03 us, read on every eager
+    op), so the private name is used where this jaxlib's array type has it (checked once, on
+    the type: no buffer is made at import)."""
+    array_type = getattr(_jax, "ArrayImpl", None)
+    if array_type is not None and hasattr(array_type, "_sharding"):
+        return operator.attrgetter("_sharding")
+    return operator.attrgetter("sharding")
+
+
+buffer_sharding = _sharding_getter()
 
 
 class _ArrayMeta(type):
@@ -63,12 +96,10 @@ class Array(metaclass=_ArrayMeta):
     __array_priority__ = 100
 
     def __init__(self, _buf, aval):  # `_buf` is also the field name the C++ dispatch path uses
+        # nothing else: jaxlib's C++ jit path builds each output through this (with keywords),
+        # and every statement here is a measurable part of a warm call (`_npy` starts unset)
         self._buf = _buf
         self.aval = aval
-        self._npy = None
-        _made[0] += 1
-        if not _made[0] % _DRAIN_EVERY and _drain is not None:
-            _drain()
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
@@ -84,8 +115,15 @@ class Array(metaclass=_ArrayMeta):
                                "its buffer has been deleted; use the function's output instead")
         return self._buf
 
+    def _host_copy(self):
+        try:
+            return self._npy
+        except AttributeError:  # never read yet
+            return None
+
     def _value(self) -> np.ndarray:
-        if self._npy is None:
+        value = self._host_copy()
+        if value is None:
             guards.check("device_to_host", self._describe)
             value = transfer.to_numpy(self.buffer)
             if value.dtype != self.aval.dtype:  # never expected; guards against runtime drift
@@ -93,7 +131,7 @@ class Array(metaclass=_ArrayMeta):
             value = np.array(value, copy=True)
             value.setflags(write=False)
             self._npy = value
-        return self._npy
+        return value
 
     def _describe(self) -> str:
         where = ", ".join(sorted(str(d) for d in self._buf.sharding.device_set))
@@ -102,7 +140,7 @@ class Array(metaclass=_ArrayMeta):
     def copy_to_host_async(self) -> None:
         """Start copying the value to the host, so that a later `np.asarray(x)` need not wait
         for it (an explicit device-to-host transfer for the transfer guards)."""
-        if self._npy is None:
+        if self._host_copy() is None:
             with guards.explicit():
                 guards.check("device_to_host", self._describe)
             transfer.copy_to_host_async(self.buffer)

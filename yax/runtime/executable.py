@@ -129,6 +129,11 @@ class Executable:
             execute_sharded = self._exe.execute_sharded
 
             def call(buffers: list) -> list:
+                # a deleted (donated) buffer makes the execute fail, and consuming the failed
+                # results crashes the process (jaxlib 0.10.2, sharded programs): refuse first
+                for b in buffers:
+                    if b.is_deleted():
+                        raise ValueError("an argument buffer has been deleted or donated")
                 return execute_sharded(buffers).consume_with_handlers(handlers)
         if self.host_callbacks:
             return _reraising_callback_errors(call, self.host_callbacks)

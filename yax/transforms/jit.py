@@ -70,8 +70,24 @@ def _source_location(fun) -> str:
     return f"{code.co_filename}:{code.co_firstlineno}"
 
 
-class JitFunction:
-    """The callable returned by `jit`. See `jit` for the meaning of the options."""
+def _not_ready(*_args, **_kwargs):
+    raise RuntimeError("this JitFunction is still being constructed")
+
+
+class JitFunction(functools.partial):
+    """The callable returned by `jit`. See `jit` for the meaning of the options.
+
+    It is a `functools.partial` of what a call runs, with no bound arguments, because calling a
+    partial stays in C: where that callable is jaxlib's C++ dispatch object (`jit_cpp`), a warm
+    call runs no yax Python at all. (An instance of a plain class with a `__call__` method, or
+    a property returning the callable, costs about 0.4 us more per call.) The dispatch object
+    checks the signature, which includes whether a transformation is active (mirrored by
+    `use_trace`), and runs the executable; a miss reaches `jit_cpp.cpp_miss`. Functions whose
+    call errors yax rewords (donation, static arguments) run `_call_python` instead.
+    """
+
+    def __new__(cls, *_args, **_kwargs):
+        return super().__new__(cls, _not_ready)  # the callable is set by `__init__`
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  in_shardings=None, out_shardings=None, *, donate_argnames=(),
@@ -101,8 +117,21 @@ class JitFunction:
         self.name = self._state.name
         self._fast_ok = not (self._static_argnums or self._donate_argnums
                              or self._donate_argnames)
-        # sharded programs stay on the Python path: its fast key includes argument shardings
-        self._cpp = None if self._sharded or self._donate_argnames else jit_cpp.make_cpp(self)
+        self._cpp = None if self._donate_argnames else jit_cpp.make_cpp(self)
+        self._use_cpp(self._cpp)
+
+    def _use_cpp(self, cpp) -> None:
+        """Call through `cpp` (jaxlib's dispatch object, or None: the Python path). A call runs
+        the C++ object itself (see the class docstring), unless yax must see the call's errors
+        (donated arguments, unhashable statics) to reword them, or the program is sharded
+        (`in_shardings`/`out_shardings`): jaxlib 0.10.2 crashes the process when a sharded
+        program's C++ fast path meets a deleted (donated) argument, so those calls check their
+        arguments first (`_call_python`), and only they get sharded fast-path data."""
+        self._cpp = cpp
+        call = self._call_python
+        if cpp is not None and self._fast_ok and not self._static_argnames and not self._sharded:
+            call = cpp
+        self.__setstate__((call, (), {}, self.__dict__))
 
     @property
     def trace_count(self) -> int:
@@ -140,7 +169,7 @@ class JitFunction:
 
     # --- calling -------------------------------------------------------------------------------
 
-    def __call__(self, *args, **kwargs):
+    def _call_python(self, *args, **kwargs):
         # the eager trace object itself, read from its context variable (a C call, no Python
         # frame of `current_trace()` or `is_eager()` on the warm path)
         trace = _current_trace()
@@ -150,6 +179,8 @@ class JitFunction:
             return jit_miss.call(self, args, kwargs)
         cpp = self._cpp
         if cpp is not None:  # the warm path: jaxlib checks the signature and runs the program
+            if self._sharded:
+                raise_if_deleted(tree_util.tree_leaves((args, kwargs)))  # see `_use_cpp`
             try:
                 return cpp(*args, **kwargs)
             except Exception as e:

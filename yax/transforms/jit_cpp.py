@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from yax import tree_util
 from yax.config import config
+from yax.core.trace import current_trace
+from yax.interpreters.eager import EVAL_TRACE
+from yax.interpreters.staging import StagingTrace
 from yax.runtime import backend, dispatch
 from yax.runtime.array import Array
 from yax.transforms import jit_miss
@@ -39,6 +42,11 @@ def cpp_miss(fn, args, kwargs):
     try:
         if config.disable_jit:
             return fn._fun(*args, **kwargs), None, False
+        trace = current_trace()
+        if trace is not EVAL_TRACE:  # a transformation is active: stage a `pjit`
+            if fn._inline and isinstance(trace, StagingTrace):
+                return fn._fun(*args, **kwargs), None, False
+            return jit_miss.call(fn, args, kwargs), None, False
         if not kwargs and fn._state.fast:  # a sharded signature seen before
             flat, tree = tree_util.tree_flatten(args)
             if all(type(x) is Array for x in flat):
@@ -64,11 +72,36 @@ def cpp_miss(fn, args, kwargs):
     # path, where the debugging hook checks outputs: such signatures get no fast path.
     if not cached or config.debug_nans or config.debug_infs:
         return out, None, False
+    if entry.placement is not None:  # only functions that check for deleted arguments first
+        return out, sharded_fastpath(entry, leaves, out) if fn._sharded else None, False
     return out, fastpath(entry, leaves), False
 
 
+def sharded_fastpath(entry, leaves, out):
+    """Data for jaxlib's C++ dispatch to run a multi-device `entry` on arguments placed as
+    these `leaves` are, or None (Python path). Offered only where every argument is already
+    placed as the program expects (no copy), and built per signature: jaxlib's signature
+    holds each argument's sharding, and the data names those very sharding objects, so a
+    differently placed call misses and takes the Python path, which copies it. Only for
+    functions with `in_shardings`/`out_shardings`, whose calls check for deleted arguments
+    before entering C++ (see `JitFunction._use_cpp`)."""
+    if (entry.exe is None or entry.exe.host_callbacks or entry.has_refs
+            or entry.placer is None or not all(type(x) is Array for x in leaves)
+            or placed_runner(entry, leaves) is entry):
+        return None
+    outs = tree_util.tree_leaves(out)
+    if not all(type(x) is Array for x in outs):
+        return None
+    try:
+        return dispatch.sharded_fastpath_data(
+            entry.exe, entry.const_bufs, [x._buf for x in leaves], entry.out_tree,
+            entry.out_avals, [x._buf for x in outs])
+    except Exception:  # jaxlib refused our data: keep this signature on the Python path
+        return None
+
+
 def fastpath(entry, leaves):
-    """Data for jaxlib's C++ dispatch to run `entry` itself, or None (Python path)."""
+    """Data for jaxlib's C++ dispatch to run a one-device `entry` itself, or None."""
     if entry.fastpath is NO_FASTPATH:
         ok = (entry.exe is not None and not entry.exe.host_callbacks and not entry.has_refs
               and entry.placement is None  # jaxlib would compare shardings we do not give

@@ -23,7 +23,7 @@ from yax.config import config
 from yax.core.avals import ShapedArray
 from yax.core.ir import ClosedJaxpr
 from yax.runtime import values
-from yax.runtime.array import Array
+from yax.runtime.array import Array, note_execute
 from yax.runtime.lru import LRUCache
 from yax.runtime.named_sharding import NamedSharding, type_sharding
 
@@ -126,6 +126,7 @@ class Entry:
             raise_if_deleted(args)
             raise_if_out_of_memory(e, self.out_avals, "jit")
             raise
+        note_execute()
         if self.n_outs_single:
             return Array(outs[0], self.out_avals[0])
         arrays = [Array(b, a) for b, a in zip(outs, self.out_avals)]
@@ -146,6 +147,7 @@ class Entry:
             raise_if_deleted(leaves)
             raise_if_out_of_memory(e, self.out_avals, "jit")
             raise
+        note_execute()
         arrays = [Array(b, a) for b, a in zip(outs, self.out_avals, strict=True)]
         if config.debug_nans or config.debug_infs:
             for check in output_checks:

@@ -108,6 +108,8 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
     # the object, so the id cannot be reused by another sharding while the entry lives).
     # Anything else: `_apply_any`. One and two operands, the usual counts, are unrolled: in
     # Python 3.11 a list comprehension is a frame of its own.
+    if _override_active[0] and arrays:  # a default_device block is open (in some thread)
+        arrays = _onto_default_device(arrays)
     n = len(arrays)
     if n == 1:
         a = arrays[0]
@@ -242,11 +244,30 @@ def _onto_one_device(arrays: list, primitive) -> tuple[list, object]:
             f"({where}); move them to one device first with yax.device_put(x, device)")
     place = next(iter(committed)) if committed else arrays[0]._buf.sharding
     device = sharding_bridge.device_of_placement(place)
-    moved = [a if a._buf.sharding is place else _moved(a, device) for a in arrays]
+    moved = [a if a._buf.sharding is place else copied_to_device(a, device) for a in arrays]
     return moved, place
 
 
-def _moved(a: Array, device) -> Array:
+_override_active = backend.override_active
+
+
+def _onto_default_device(arrays: list) -> list:
+    """Inside this thread's `default_device` block, an op on uncommitted one-device operands
+    runs on the block's device, as in jax (committed operands decide where it runs instead)."""
+    device = backend.device_override()
+    if device is None or any(a.committed for a in arrays):
+        return arrays
+    moved = []
+    for a in arrays:
+        buf = a._buf
+        if (type(_sharding_of(buf)) is _SINGLE
+                and sharding_bridge.device_of_placement(_sharding_of(buf)) != device):
+            a = copied_to_device(a, device)
+        moved.append(a)
+    return moved
+
+
+def copied_to_device(a: Array, device) -> Array:
     """An implicit device-to-device copy (checked by the transfer guards as one)."""
     with guards.between_devices(lambda: f"{a._describe()} to {device}"):
         return Array(transfer.device_put(np.asarray(a), device), a.aval)

@@ -6,6 +6,7 @@ import contextlib
 import contextvars
 import functools
 import os
+import threading
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
@@ -74,6 +75,29 @@ def default_device(name: str | None = None):
     return devices(name)[0]
 
 
+# Whether any `default_device` block is open in any thread, or `config.default_device` is set:
+# read by every eager op (one index), which then asks `device_override()` for its own thread.
+override_active = [False]
+_open_scopes = [0]
+_scopes_lock = threading.Lock()
+# jaxlib's C++ jit dispatch keys its cache on a thread-local value that mirrors this thread's
+# override (installed by runtime/dispatch.py as `swap(device) -> previous`), so a warm call
+# inside a block misses and the Python path places it.
+_device_mirror = None
+
+
+def set_device_mirror(swap) -> None:
+    global _device_mirror
+    _device_mirror = swap
+
+
+def _refresh_override_flag(_name=None) -> None:
+    override_active[0] = bool(_open_scopes[0]) or config.default_device is not None
+
+
+config.on_change(_refresh_override_flag)
+
+
 def device_override():
     """The device a `default_device` block or `config.default_device` asks for, else None
     (cheap: eager operations key their caches on it)."""
@@ -96,10 +120,20 @@ def default_device_scope(device):
     if device is not None and not hasattr(device, "id"):
         raise TypeError(f"default_device needs a device (from yax.devices()), got {device!r}")
     token = _default_device_var.set(device)
+    with _scopes_lock:
+        _open_scopes[0] += 1
+        _refresh_override_flag()
+    mirror = _device_mirror
+    previous = mirror(device) if mirror is not None else None
     try:
         yield device
     finally:
         _default_device_var.reset(token)
+        if mirror is not None:
+            mirror(previous)
+        with _scopes_lock:
+            _open_scopes[0] -= 1
+            _refresh_override_flag()
 
 
 def process_index(name: str | None = None) -> int:

@@ -31,6 +31,7 @@ from jaxlib import _jax
 from yax import tree_util
 from yax.config import config
 from yax.core import trace as _trace
+from yax.runtime import backend
 from yax.runtime.array import Array
 from yax.runtime.sharding_bridge import sharding_of
 
@@ -55,7 +56,7 @@ _state_ids: dict = {}
 def _state_value() -> int:
     """The jit-key value of the config state: a small int per distinct state, because jaxlib
     hashes every key value on every call (the state tuple: 0.10 us; an int: 0.02 us)."""
-    state = (config.trace_state(), bool(config.disable_jit))
+    state = (config.trace_state(), bool(config.disable_jit), config.default_device)
     return _state_ids.setdefault(state, len(_state_ids))
 
 
@@ -70,6 +71,7 @@ def _detect():
         registry.register_dataclass_node(Array, ["_buf"], ["aval"])
         key = _jax.config.Config("yax_jit_state", _state_value(), include_in_jit_key=True)
         transforming = _jax.config.Config("yax_transforming", False, include_in_jit_key=True)
+        device_block = _jax.config.Config("yax_default_device", None, include_in_jit_key=True)
         previous = transforming.swap_local(True)
         if transforming.value is not True:
             return None
@@ -81,7 +83,7 @@ def _detect():
                           [], ("yax",), registry, _refuse_shard_arg, _jax.PjitFunctionCache(4))
         if probe(1, b=2) != 3 or probe(1, b=2) != 3:
             return None
-        return registry, key, transforming
+        return registry, key, transforming, device_block
     except Exception:  # another jaxlib: the Python path only
         return None
 
@@ -89,9 +91,10 @@ def _detect():
 _found = _detect()
 AVAILABLE = _found is not None
 if AVAILABLE:
-    _registry, _key_config, _transforming = _found
+    _registry, _key_config, _transforming, _device_block = _found
     config.on_change(lambda _name: _key_config.set_global(_state_value()))
     _trace.set_trace_mirror(_transforming.swap_local)
+    backend.set_device_mirror(_device_block.swap_local)
 
 
 def new_cache(capacity: int):

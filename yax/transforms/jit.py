@@ -188,7 +188,9 @@ class JitFunction(functools.partial):
                 if isinstance(e, (TypeError, ValueError)) and not isinstance(e, errors.YaxError):
                     jit_miss.split_args(self, args, kwargs)  # yax's error for unhashable statics
                 raise
-        if self._fast_ok and not kwargs:  # the Python warm path: one lookup, one execute
+        # the Python warm path: one lookup, one execute (its keys do not know the device of a
+        # default_device block)
+        if self._fast_ok and not kwargs and not backend.override_active[0]:
             entry, leaves = self._fast_entry(args)
             if entry is not None:
                 return entry.run_arrays(leaves)

@@ -58,6 +58,9 @@ def cpp_miss(fn, args, kwargs):
             with backend.default_device_scope(elsewhere):
                 return jit_miss.call(fn, args, kwargs), None, False
         entry, leaves, cached = jit_miss.lookup(fn, args, kwargs, compile_now=True)
+        if backend.device_override() is not None:  # inside a default_device block: no C++
+            # fast path (it would not move uncommitted arguments to the block's device)
+            return entry.run(fn, jit_miss.onto_default_device(leaves)), None, False
         out = entry.run(fn, leaves)
         if (entry.placement is not None and cached and not kwargs
                 and not (config.debug_nans or config.debug_infs)):

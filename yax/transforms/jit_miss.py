@@ -11,6 +11,7 @@ from yax import errors, tree_util
 from yax.compile.placement import broadcast_prefix, resolve
 from yax.config import config
 from yax.core.trace import bind, is_eager
+from yax.interpreters.eager import copied_to_device
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.interpreters.traced_cache import captures_tracer
 from yax.primitives.call import pjit_p
@@ -35,7 +36,7 @@ def call(fn, args, kwargs):
     eager_now = is_eager()
     entry, leaves, cached = lookup(fn, args, kwargs, compile_now=eager_now)
     if eager_now:
-        out = entry.run(fn, leaves)
+        out = entry.run(fn, onto_default_device(leaves))
         # no fast-path keys in debug mode: every call must reach the hook in `entry.run`
         if cached and fn._fast_ok and not kwargs and not (config.debug_nans
                                                           or config.debug_infs):
@@ -220,10 +221,8 @@ def leaf_paths(in_tree, avals) -> list[str]:
 
 
 def committed_elsewhere(args, kwargs):
-    """The device of a committed one-device Array argument placed off the default device
-    (when no default_device override is active), else None."""
-    if backend.device_override() is not None:
-        return None
+    """The device of a committed one-device Array argument placed off the default device (a
+    `default_device` block's included: committed arguments win, as in jax), else None."""
     default = None
     for x in tree_util.tree_leaves((args, kwargs)):
         if type(x) is Array and getattr(x, "_committed", None):
@@ -235,6 +234,21 @@ def committed_elsewhere(args, kwargs):
             if device != default:
                 return device
     return None
+
+
+def onto_default_device(leaves: list) -> list:
+    """Inside a `default_device` block (or with `config.default_device` set) a program is
+    compiled for that device, and jax computes there: uncommitted one-device Arrays elsewhere
+    are copied to it (committed ones never get here, `committed_elsewhere` ran first)."""
+    device = backend.device_override()
+    if device is None:
+        return leaves
+    moved = list(leaves)
+    for i, x in enumerate(leaves):
+        if (type(x) is Array and not sharding_bridge.is_multi_device(x._buf)
+                and sharding_bridge.device_of_placement(x._buf.sharding) != device):
+            moved[i] = copied_to_device(x, device)
+    return moved
 
 
 def explain_miss(fn, key, dyn_args, dyn_kwargs) -> None:

@@ -113,9 +113,10 @@ def check_table(cases: dict, *, jit: bool = True) -> list[str]:
         return {name: _jax_hessian(J, c.make(J), c.jax_hessian)(xs[name])
                 for name, c in cases.items() if c.jax_hessian != "none"}
 
-    # yax: one program per case. XLA's compile time grows faster than the program here: the
-    # linalg table as one program took 15.4 s of CPU, its cases one by one 12.5 s (special
-    # functions 7.3 s vs 5.1 s). jax's one Hessian per case compiles alike either way.
+    # yax: one program per case. The same tracing, but compiling a whole table as one program
+    # cost more than compiling its cases one by one: the library's linalg table took 15.4 s of
+    # CPU in all as one program, 12.5 s as 16 (special functions 7.3 s vs 5.1 s). jax's single
+    # Hessian per case cost the same either way (3.7 s vs 4.0 s for linalg).
     got = {}
     for name, c in cases.items():
         quantities = _yax_quantities(Y, c.make(Y), c.jax_hessian == "rev")

@@ -135,7 +135,7 @@ def run(case, check: str, d: dict, jit: bool = True):
 def run_together(case, check_names, d: dict) -> dict:
     """The programs of several checks of one case as one jitted program: check -> its result,
     the same values `run` gives each alone. One compile per case rather than one per check: on
-    a sample of 27 cases, 27 compiles instead of 128, two thirds of the CPU time."""
+    a sample of 27 cases, 27 compiles instead of 128 and 4.5 s of CPU instead of 6.7 s."""
     progs = {check: program(case, check) for check in check_names}
     return yax.jit(lambda xs, d: {check: prog(xs, d) for check, prog in progs.items()})(
         tuple(case.args), d)

@@ -1,7 +1,7 @@
 """Second derivatives through everything yax differentiates by a rule of its own rather than by
 primitive JVPs alone: scan, cond/switch, fori_loop, the bounded while_loop, checkpoint with its
 policies, custom_jvp/custom_vjp inside those, shard_map, with_sharding_constraint,
-optimization_barrier and the callbacks. Each table runs as one jitted program and is compared,
+optimization_barrier and the callbacks. Each case runs as one jitted program and is compared,
 in float64, with jax's Hessian and with central finite differences of yax's gradient (see
 tests/second_order.py); a few cases also run eagerly, through vmap, and through check_grads."""
 

@@ -1,7 +1,7 @@
 """Second derivatives of the library functions whose derivative yax writes by hand (linalg,
 sorting, FFT, special functions), against jax's Hessian and central finite differences of
 yax's gradient, through the Case/check_table harness of tests/second_order.py (one jitted
-program per table). Every case is a scalar function of one flat float64 vector, so matrices
+program per case). Every case is a scalar function of one flat float64 vector, so matrices
 are built from it inside the case and the Hessian is over all their entries."""
 
 from __future__ import annotations

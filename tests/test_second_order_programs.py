@@ -7,10 +7,11 @@ is a vector-to-vector function of the last value and, for the binary ones, of an
 of the same segment, so a segment is a small expression tree. A program is built once as a
 closure over a namespace `L` (tests/second_order.py) and so runs unchanged on yax and on jax.
 
-Several programs make one table for `check_table` (one jitted program per side for the whole
-batch): hessian, jvp(grad), linearize(grad) v, jacfwd(jacrev), jacrev(jacrev), grad of
-<grad, v>, against jax's Hessian and central finite differences of yax's gradient; their values
-are compared too. Draws are derandomized, so CI sees the same programs every run."""
+Several programs make one table for `check_table` (on yax's side one jitted program per drawn
+program, on jax's one for the whole batch): hessian, jvp(grad), linearize(grad) v,
+jacfwd(jacrev), jacrev(jacrev), grad of <grad, v>, against jax's Hessian and central finite
+differences of yax's gradient; their values are compared too. Draws are derandomized, so CI
+sees the same programs every run."""
 
 from __future__ import annotations
 

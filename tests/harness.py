@@ -78,16 +78,21 @@ def check_against_jax_numpy(fn, *args, rtol=None, atol=None, eager=True):
     """`fn(module, *args)` with yax.numpy matches it with jax.numpy, under jit and (unless
     eager=False: eager runs compile one program per primitive, so the big tables check
     eager == jit on a representative sample only) eagerly."""
-    import jax
     import jax.numpy as jnp_ref
-
-    import yax.numpy as jnp
     want = jax.tree_util.tree_map(np.asarray, fn(jnp_ref, *args))
+    return check_yax_numpy(fn, args, want, rtol=rtol, atol=atol, eager=eager)
+
+
+def check_yax_numpy(fn, args, want, *, rtol=None, atol=None, eager=True):
+    """yax's side of `check_against_jax_numpy`, against oracle values `want` computed
+    beforehand (tests/suiteb_util.py computes a whole table's in one jitted jax program):
+    `fn(yax.numpy, *args)` under jit and, unless eager=False, eagerly, each matching `want`."""
+    import yax.numpy as jnp
     if eager:
         return check_eager_and_jit(lambda *a: fn(jnp, *a), list(args), want, rtol=rtol,
                                    atol=atol)
     got = yax.jit(lambda *a: fn(jnp, *a))(*args)
-    leaves_got, leaves_want = yax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    leaves_got, leaves_want = yax.tree_util.tree_leaves(got), yax.tree_util.tree_leaves(want)
     assert len(leaves_got) == len(leaves_want)
     for g, w in zip(leaves_got, leaves_want, strict=True):
         assert_close(g, w, rtol=rtol, atol=atol)

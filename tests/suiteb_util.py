@@ -14,6 +14,8 @@ import sys
 
 import numpy as np
 
+from tests.harness import check_yax_numpy  # re-exported: the yax side of every table
+
 
 def jax_values(cases: dict, as_numpy: bool = True) -> dict:
     """{key: (fn, args)} -> {key: fn(*args) as NumPy values}, all in one jax.jit program.
@@ -60,22 +62,6 @@ class JaxTable:
         return self._values[full_key]
 
 
-def check_yax_numpy(fn, args, want, *, rtol=None, atol=None, eager=True):
-    """yax's side of tests/harness.py's check_against_jax_numpy, against oracle values `want`
-    computed beforehand (by `jax_values`): `fn(yax.numpy, *args)` under jit and, unless
-    eager=False, eagerly, each matching `want`."""
-    import yax
-    import yax.numpy as jnp
-    from tests.harness import assert_close, check_eager_and_jit
-    if eager:
-        return check_eager_and_jit(lambda *a: fn(jnp, *a), list(args), want, rtol=rtol,
-                                   atol=atol)
-    got = yax.jit(lambda *a: fn(jnp, *a))(*args)
-    leaves_got, leaves_want = yax.tree_util.tree_leaves(got), yax.tree_util.tree_leaves(want)
-    assert len(leaves_got) == len(leaves_want)
-    for g, w in zip(leaves_got, leaves_want, strict=True):
-        assert_close(g, w, rtol=rtol, atol=atol)
-    return got
 
 
 def jax_numpy_table(make_cases) -> JaxTable:

@@ -67,11 +67,16 @@ print("RESULTS " + json.dumps(results))
 '''
 
 
+def _child_json(code: str, prefix: str, timeout: float):
+    """The JSON a 4-device child prints after `prefix`."""
+    out = run_on_devices(code, n=4, timeout=timeout)
+    line = next(s for s in out.splitlines() if s.startswith(prefix))
+    return json.loads(line[len(prefix):])
+
+
 @pytest.fixture(scope="module")
 def table() -> dict:
-    out = run_on_devices(CHILD, n=4, timeout=900)
-    line = next(s for s in out.splitlines() if s.startswith("RESULTS "))
-    return json.loads(line[len("RESULTS "):])
+    return _child_json(CHILD, "RESULTS ", timeout=900)
 
 
 @pytest.mark.skipif(not JAX_0_10, reason="compared with jax 0.10's check_vma rules")
@@ -105,9 +110,7 @@ print("CASTS " + json.dumps({n: [casts(jax, n), casts(yax, n)] for n in JAXPR_PR
 
 @pytest.fixture(scope="module")
 def casts() -> dict:
-    out = run_on_devices(JAXPR_CHILD, n=4, timeout=300)
-    line = next(s for s in out.splitlines() if s.startswith("CASTS "))
-    return json.loads(line[len("CASTS "):])
+    return _child_json(JAXPR_CHILD, "CASTS ", timeout=300)
 
 
 @pytest.mark.skipif(not JAX_0_10, reason="compared with jax 0.10's jaxprs")

@@ -133,34 +133,10 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
         avals, bufs = tuple([a.aval for a in arrays]), [a._buf for a in arrays]
     if n and type(place) is not _SINGLE:
         return _apply_any(primitive, arrays, params)
-    platform = _STATE["platform"]
-    last = _last_hit.get(primitive)
-    try:
-        again = (last is not None and last[1] is place and last[0] == avals
-                 and last[2] == platform and last[3] == params)
-    except (TypeError, ValueError):  # params that do not compare (arrays): the usual path
-        again = False
-    if again:
-        # this primitive's previous application again (a loop over one op): its executable
-        # without building or hashing the key (each aval's `__hash__` is Python, and the LRU
-        # touch hashes the key a second time); the tuple compares its avals by identity first
-        run, out_avals = last[4]
-    else:
-        # `_run_on` inlined (one frame less per op), the LRU hit too: a lookup and a touch
-        try:
-            key = (primitive, tuple(params.items()) if params else (), avals, platform,
-                   id(place))
-            hit = _exec_data.get(key)
-        except TypeError:
-            hit = None
-        if hit is None or hit[2] is not place:
-            return _run_on(primitive, arrays, params, avals, place)
-        try:
-            _exec_data.move_to_end(key)
-        except KeyError:  # evicted by another thread meanwhile: the value is still valid
-            pass
-        run, out_avals, _ = hit
-        _last_hit[primitive] = (avals, place, platform, dict(params), (run, out_avals))
+    cached = _cached_executable(primitive, params, avals, place)
+    if cached is None:
+        return _run_on(primitive, arrays, params, avals, place)
+    run, out_avals = cached
     try:
         bufs = run(bufs)
     except Exception as e:
@@ -172,6 +148,37 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
             drain_released()
         return [Array(bufs[0], out_avals[0])]
     return _outputs(primitive, bufs, out_avals)
+
+
+def _cached_executable(primitive, params, avals, place):
+    """(run, out avals) of an executable compiled before for these operands, else None."""
+    platform = _STATE["platform"]
+    last = _last_hit.get(primitive)
+    try:
+        again = (last is not None and last[1] is place and last[0] == avals
+                 and last[2] == platform and last[3] == params)
+    except (TypeError, ValueError):  # params that do not compare (arrays): the usual path
+        again = False
+    if again:
+        # this primitive's previous application again (a loop over one op): its executable
+        # without building or hashing the key (each aval's `__hash__` is Python, and the LRU
+        # touch hashes the key a second time); the tuple compares its avals by identity first
+        return last[4]
+    # the LRU hit inlined: a lookup and a touch
+    try:
+        key = (primitive, tuple(params.items()) if params else (), avals, platform, id(place))
+        hit = _exec_data.get(key)
+    except TypeError:
+        return None
+    if hit is None or hit[2] is not place:
+        return None
+    try:
+        _exec_data.move_to_end(key)
+    except KeyError:  # evicted by another thread meanwhile: the value is still valid
+        pass
+    cached = hit[0], hit[1]
+    _last_hit[primitive] = (avals, place, platform, dict(params), cached)
+    return cached
 
 
 def _outputs(primitive, bufs, out_avals) -> list:

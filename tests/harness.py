@@ -18,6 +18,13 @@ ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES + [np.bool_, np.float16]
 JAX_0_10 = jax.__version__.startswith("0.10.")
 
 
+def only_against_jax_0_10(why: str):
+    """Mark a test whose jax side is jax 0.10.2's behaviour, skipped (with `why`) under another
+    jax, which differs there: yax follows 0.10.2."""
+    import pytest
+    return pytest.mark.skipif(not JAX_0_10, reason=f"compared with jax 0.10.2: {why}")
+
+
 def tol_for(dtype) -> float:
     dtype = np.dtype(dtype)
     return {np.dtype(np.float16): 1e-2, np.dtype(dtypes.bfloat16): 5e-2,

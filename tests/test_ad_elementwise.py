@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import yax
+from tests.harness import JAX_0_10
 from yax import lax
 from yax.interpreters.ad_util import float0
 from yax.test_util import check_grads
@@ -357,7 +358,9 @@ def test_convention_matches_jax(x64, case, order):
 
 def test_max_tie_second_derivative_is_zero(x64):
     h = yax.grad(yax.grad(lambda x: lax.max(x, 1.0)))(np.float64(1.0))
-    assert float(h) == float(jax.hessian(lambda x: jax.lax.max(x, 1.0))(1.0)) == 0.0
+    assert float(h) == 0.0
+    if JAX_0_10:  # jax 0.11's hessian of a Python float raises (AttributeError: no dtype)
+        assert float(jax.hessian(lambda x: jax.lax.max(x, 1.0))(1.0)) == 0.0
 
 
 # --- composition with jit ---

@@ -11,6 +11,7 @@ import pytest
 
 import yax
 import yax.numpy as jnp
+from tests.harness import only_against_jax_0_10
 
 # ties in the real part and ties in both parts
 X = np.array([1 + 2j, 1 - 1j, 0 + 5j, 1 + 2j, 2 + 0j, -3 + 1j], np.complex64)
@@ -67,6 +68,7 @@ def test_searchsorted_complex_as_jax():
                                       np.asarray(want))
 
 
+@only_against_jax_0_10("jax 0.11 refuses to order complex values here")
 def test_complex_max_under_vmap_and_grad_as_jax():
     def loss(api):
         return lambda a: api.numpy.max(a * a).real + api.lax.max(a, a[::-1]).imag.sum()

@@ -13,7 +13,7 @@ import pytest
 
 import yax
 import yax.numpy as jnp
-from tests.harness import assert_trees_close
+from tests.harness import JAX_0_10, assert_trees_close
 from yax import errors, lax
 from yax.test_util import check_grads
 
@@ -127,7 +127,8 @@ def test_the_solver_runs_once_under_grad(x64):
                         total += whiles(getattr(sub, "jaxpr", sub))
         return total
     assert whiles(yax.make_jaxpr(yax.grad(while_sqrt(YAX)))(2.0).jaxpr) == 1
-    assert whiles(jax.make_jaxpr(jax.grad(while_sqrt(JAX)))(2.0).jaxpr) == 1
+    if JAX_0_10:  # jax 0.11 stages custom_root as an opaque `call_hi_primitive`
+        assert whiles(jax.make_jaxpr(jax.grad(while_sqrt(JAX)))(2.0).jaxpr) == 1
 
 
 def _pytree_root(lib):

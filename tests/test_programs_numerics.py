@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.harness import only_against_jax_0_10
 from tests.test_programs import Api, needs, rng_data, run_program
 
 
@@ -307,7 +308,9 @@ CASES = [
     pytest.param(program_poisson_regression, {"x": (6, 3)}, 2e-5,
                  marks=needs("scipy.stats.norm.logcdf"), id="poisson_regression"),
     pytest.param(program_robust_preprocessing, {"x": (10, 4)}, 1e-5,
-                 marks=needs("numpy.quantile"), id="robust_preprocessing"),
+                 marks=[needs("numpy.quantile"),
+                        only_against_jax_0_10("jax 0.11 returns a tuple where 0.10 a list")],
+                 id="robust_preprocessing"),
     pytest.param(program_random_sampling, {}, 0, marks=needs("random.categorical"),
                  id="random_sampling"),
     pytest.param(program_random_sgd, {"x": (16, 3), "y": (16,)}, 2e-5,

@@ -108,8 +108,10 @@ class ShapedArray:
 
 
 def is_symbolic_dim(d) -> bool:
-    """A symbolic dimension of `yax.export` (a polynomial over dimension variables)."""
-    return getattr(d, "_yax_symbolic_dim", False)
+    """A symbolic dimension of `yax.export` (a polynomial over dimension variables). The
+    marker is read from the class, and must be True: an object answering every attribute (a
+    mock) is not a dimension."""
+    return getattr(type(d), "_yax_symbolic_dim", False) is True
 
 
 def dims_of(values) -> tuple:

@@ -339,6 +339,10 @@ def _static_scalar(x, name: str, what: str):
         if x.ndim:
             raise ValueError(f"{name}: the {what} must be a scalar, got shape {x.shape}")
         return x.item()
+    if isinstance(x, (list, tuple)):  # jax: TypeError for sequences, ValueError for arrays
+        raise TypeError(f"{name}: the {what} must be a scalar or None, got a {type(x).__name__}")
+    if x is not None and not is_symbolic_dim(x) and np.ndim(x) != 0:
+        raise ValueError(f"{name}: the {what} must be a scalar, got {x!r}")  # jax: ValueError
     return x
 
 

@@ -109,7 +109,7 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
     # Anything else: `_apply_any`. One and two operands, the usual counts, are unrolled: in
     # Python 3.11 a list comprehension is a frame of its own.
     if _override_active[0] and arrays:  # a default_device block is open (in some thread)
-        arrays = _onto_default_device(arrays)
+        arrays = onto_default_device(arrays)
     n = len(arrays)
     if n == 1:
         a = arrays[0]
@@ -251,30 +251,32 @@ def _onto_one_device(arrays: list, primitive) -> tuple[list, object]:
             f"({where}); move them to one device first with yax.device_put(x, device)")
     place = next(iter(committed)) if committed else arrays[0]._buf.sharding
     device = sharding_bridge.device_of_placement(place)
-    moved = [a if a._buf.sharding is place else copied_to_device(a, device) for a in arrays]
+    moved = [a if a._buf.sharding is place else _copied_to_device(a, device) for a in arrays]
     return moved, place
 
 
 _override_active = backend.override_active
 
 
-def _onto_default_device(arrays: list) -> list:
-    """Inside this thread's `default_device` block, an op on uncommitted one-device operands
-    runs on the block's device, as in jax (committed operands decide where it runs instead)."""
+def onto_default_device(values: list) -> list:
+    """Inside this thread's `default_device` block (or with `config.default_device` set),
+    jax computes on that device: uncommitted one-device Arrays elsewhere are copied to it.
+    Committed Arrays (they chose their device) and anything else stay as they are; an eager
+    op with a committed operand then runs where that operand is (`_onto_one_device`)."""
     device = backend.device_override()
-    if device is None or any(a.committed for a in arrays):
-        return arrays
-    moved = []
-    for a in arrays:
-        buf = a._buf
-        if (type(_sharding_of(buf)) is _SINGLE
-                and sharding_bridge.device_of_placement(_sharding_of(buf)) != device):
-            a = copied_to_device(a, device)
-        moved.append(a)
+    if device is None:
+        return values
+    moved = list(values)
+    for i, a in enumerate(values):
+        if type(a) is not Array or a.committed:
+            continue
+        place = _sharding_of(a._buf)
+        if type(place) is _SINGLE and sharding_bridge.device_of_placement(place) != device:
+            moved[i] = _copied_to_device(a, device)
     return moved
 
 
-def copied_to_device(a: Array, device) -> Array:
+def _copied_to_device(a: Array, device) -> Array:
     """An implicit device-to-device copy (checked by the transfer guards as one)."""
     with guards.between_devices(lambda: f"{a._describe()} to {device}"):
         return Array(transfer.device_put(np.asarray(a), device), a.aval)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from yax import tree_util
 from yax.config import config
 from yax.core.trace import current_trace
-from yax.interpreters.eager import EVAL_TRACE
+from yax.interpreters.eager import EVAL_TRACE, onto_default_device
 from yax.interpreters.staging import StagingTrace
 from yax.runtime import backend, dispatch
 from yax.runtime.array import Array
@@ -60,7 +60,7 @@ def cpp_miss(fn, args, kwargs):
         entry, leaves, cached = jit_miss.lookup(fn, args, kwargs, compile_now=True)
         if backend.device_override() is not None:  # inside a default_device block: no C++
             # fast path (it would not move uncommitted arguments to the block's device)
-            return entry.run(fn, jit_miss.onto_default_device(leaves)), None, False
+            return entry.run(fn, onto_default_device(leaves)), None, False
         out = entry.run(fn, leaves)
         if (entry.placement is not None and cached and not kwargs
                 and not (config.debug_nans or config.debug_infs)):

@@ -11,7 +11,7 @@ from yax import errors, tree_util
 from yax.compile.placement import broadcast_prefix, resolve
 from yax.config import config
 from yax.core.trace import bind, is_eager
-from yax.interpreters.eager import copied_to_device
+from yax.interpreters.eager import onto_default_device
 from yax.interpreters.staging import closure_convert, trace_to_jaxpr
 from yax.interpreters.traced_cache import captures_tracer
 from yax.primitives.call import pjit_p
@@ -234,21 +234,6 @@ def committed_elsewhere(args, kwargs):
             if device != default:
                 return device
     return None
-
-
-def onto_default_device(leaves: list) -> list:
-    """Inside a `default_device` block (or with `config.default_device` set) a program is
-    compiled for that device, and jax computes there: uncommitted one-device Arrays elsewhere
-    are copied to it (committed ones never get here, `committed_elsewhere` ran first)."""
-    device = backend.device_override()
-    if device is None:
-        return leaves
-    moved = list(leaves)
-    for i, x in enumerate(leaves):
-        if (type(x) is Array and not sharding_bridge.is_multi_device(x._buf)
-                and sharding_bridge.device_of_placement(x._buf.sharding) != device):
-            moved[i] = copied_to_device(x, device)
-    return moved
 
 
 def explain_miss(fn, key, dyn_args, dyn_kwargs) -> None:

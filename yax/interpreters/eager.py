@@ -16,6 +16,7 @@ from yax._resource_errors import raise_if_out_of_memory
 from yax.compile import cache, placement
 from yax.compile.compiler import compile_jaxpr
 from yax.config import config
+from yax.core import trace as _trace
 from yax.core.avals import TypedScalar
 from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from yax.core.trace import Trace, Tracer, set_eval_trace
@@ -53,21 +54,40 @@ class EvalTrace(Trace):
 
 EVAL_TRACE = EvalTrace(None)
 set_eval_trace(EVAL_TRACE)
+# `current_trace` without its Python frame: the variable is made by `set_eval_trace` (just
+# above) and never replaced
+_current_trace = _trace._current.get
 
 
 def _eager_capacity() -> int:
     return config.eager_cache_size
 
 
-# (primitive, params, input avals, platform) -> (Executable.run, out avals); LRU-bounded.
+# (primitive, params, input avals, platform, id(place)) -> (Executable.run, out avals, place,
+# Executable.one_device_call); LRU-bounded.
 _exec_cache = cache.new_cache("eager primitives", _eager_capacity)
-# per primitive, its last hit: (avals, place, platform, params, (run, out avals)). It keeps at
-# most one executable per primitive alive past an eviction; emptied with the cache.
-_last_hit: dict = {}
-cache.on_clear(_last_hit.clear)
 # its mapping, read directly on the hot path (`LRUCache.get` is this lookup and touch, one
 # Python frame more); the LRU keeps this one object for its lifetime (`clear` empties it)
 _exec_data = _exec_cache._data
+
+# Per primitive, its last hit, so that a repeated op skips building and hashing the key (each
+# aval's `__hash__` is Python) and touching the LRU: a tuple
+#   (avals, place, params, run, out avals, the one operand's aval or None,
+#    execute_sharded or None, result handlers, the one output's aval or None).
+# It is filled only while no output check is on and emptied on every config change and by
+# `clear_caches`, so a hit also proves the platform and that the outputs need no check. It keeps
+# at most one executable per primitive alive past an eviction. Threads replace whole entries,
+# each an immutable tuple, so a reader sees one hit or another, never a mix.
+_last_hit: dict = {}
+
+# every `one_operand_op`'s memo: emptied with `_last_hit`, whose hits they are
+_op_memos: list = []
+
+
+def _forget_hits() -> None:
+    _last_hit.clear()
+    for memo in _op_memos:
+        memo[0] = None
 
 
 # Flags read on every eager op, mirrored here on each config change (two attribute lookups of
@@ -78,15 +98,16 @@ _STATE = {"platform": config.platform, "check_outputs": False}
 def _refresh_state(_name=None) -> None:
     _STATE["platform"] = config.platform
     _STATE["check_outputs"] = bool(config.debug_nans or config.debug_infs)
+    _forget_hits()  # its hits hold for the platform and checks they were made under
     if _STATE.get("matmul_precision") != config.default_matmul_precision:
         # read by the dot/conv lowerings, so not in the key: a change empties the cache
         _STATE["matmul_precision"] = config.default_matmul_precision
         _exec_cache.clear()
-        _last_hit.clear()
 
 
 _refresh_state()
 config.on_change(_refresh_state)
+cache.on_clear(_forget_hits)
 
 # Checks run on every eager primitive's outputs while debug_nans/debug_infs is on, as
 # `check(primitive, outs)`: yax.debug.nans installs its own (debugging tools sit above here).
@@ -123,50 +144,131 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
         if _sharding_of(buf_b) is not place:
             return _apply_any(primitive, arrays, params)
         avals, bufs = (a.aval, b.aval), [buf, buf_b]
-    elif n == 0:
-        place, avals, bufs = backend.device_override(), (), []
     else:
-        place = _sharding_of(arrays[0]._buf)
-        for a in arrays:
-            if _sharding_of(a._buf) is not place:
-                return _apply_any(primitive, arrays, params)
-        avals, bufs = tuple([a.aval for a in arrays]), [a._buf for a in arrays]
+        place, avals, bufs = _placed_operands(arrays)
     if n and type(place) is not _SINGLE:
         return _apply_any(primitive, arrays, params)
-    cached = _cached_executable(primitive, params, avals, place)
-    if cached is None:
-        return _run_on(primitive, arrays, params, avals, place)
-    run, out_avals = cached
+    hit = _last_hit.get(primitive)
+    try:  # the tuple compares its avals by identity first
+        again = hit is not None and hit[1] is place and hit[0] == avals and hit[2] == params
+    except (TypeError, ValueError):  # params that do not compare (arrays): the usual path
+        again = False
+    if not again:
+        hit = _cached_executable(primitive, params, avals, place)
+        if hit is None:
+            return _run_on(primitive, arrays, params, avals, place)
+    execute = hit[6]
     try:
-        bufs = run(bufs)
+        bufs = hit[3](bufs) if execute is None else execute(bufs).consume_with_handlers(hit[7])
     except Exception as e:
-        _raise_run_error(e, primitive, arrays, out_avals)
+        _raise_run_error(e, primitive, arrays, hit[4])
         raise
-    if len(out_avals) == 1 and not _STATE["check_outputs"]:  # `_outputs`, inlined
+    if hit[8] is not None and not _STATE["check_outputs"]:  # `_outputs`, inlined
         executes[0] += 1  # `note_execute`, inlined
         if not executes[0] % DRAIN_EVERY:
             drain_released()
-        return [Array(bufs[0], out_avals[0])]
-    return _outputs(primitive, bufs, out_avals)
+        return [Array(bufs[0], hit[8])]
+    return _outputs(primitive, bufs, hit[4])
+
+
+def _placed_operands(arrays: list) -> tuple:
+    """(place, avals, buffers) of no operand or of more than two (the first one's place: the
+    caller sends operands that are not all there to `_apply_any`)."""
+    if not arrays:
+        return backend.device_override(), (), []
+    place = _sharding_of(arrays[0]._buf)
+    for a in arrays:
+        if _sharding_of(a._buf) is not place:
+            place = None  # not one sharding object: `_apply_any`
+            break
+    return place, tuple([a.aval for a in arrays]), [a._buf for a in arrays]
+
+
+def run_memoized(primitive, x: Array, params: dict):
+    """`bind(primitive, x, **params)` for an Array `x` while the eager trace is current (the
+    caller has checked both), when it repeats this primitive's last application: its output
+    Array, with nothing between this frame and jaxlib's two calls (no key, no operand list,
+    no trace or interpreter frames). Else None, and the caller binds."""
+    hit = _last_hit.get(primitive)
+    if hit is None or _override_active[0]:
+        return None
+    buf = x._buf
+    try:
+        if (hit[5] is not x.aval and hit[5] != x.aval) or hit[1] is not _sharding_of(buf) or (
+                hit[2] != params) or hit[6] is None or hit[8] is None:
+            return None
+    except (TypeError, ValueError):  # remembered params that do not compare (arrays)
+        return None
+    try:
+        outs = hit[6]([buf]).consume_with_handlers(hit[7])
+    except Exception as e:
+        _raise_run_error(e, primitive, [x], hit[4])
+        raise
+    executes[0] += 1  # `note_execute`, inlined
+    if not executes[0] % DRAIN_EVERY:
+        drain_released()
+    return Array(outs[0], hit[8])
+
+
+def one_operand_op(primitive, fallback, accepts=None, params_for=None):
+    """`fallback`, a function of one operand, behind a short cut for its eager repeats.
+
+    For an Array while no transformation is active, a repeat of this op's last eager run (same
+    aval and placement) runs that run's executable with this frame the only Python around
+    jaxlib's two calls. (jax's jitted ufuncs are one C++ call; here each layer, the ufunc,
+    `bind`, the trace and the interpreter, was a frame, together a third of the op.) Anything
+    else is `fallback(x)`, after which the op remembers the run if it can be repeated so:
+    `accepts(aval)` (None: always) says for which operands `fallback` does nothing but bind
+    `primitive` on the operand as it is, with `params_for(aval)` (None: no params); the
+    executable must run on one device with one output.
+    """
+    # (operand aval, placement, execute_sharded, result handlers, output aval), or None
+    last = [None]
+    _op_memos.append(last)
+
+    def op(x, /):
+        if type(x) is Array and _current_trace() is EVAL_TRACE and not _override_active[0]:
+            hit, aval, buf = last[0], x.aval, x._buf
+            if hit is not None and (hit[0] is aval or hit[0] == aval) and (
+                    hit[1] is _sharding_of(buf)):
+                try:
+                    outs = hit[2]([buf]).consume_with_handlers(hit[3])
+                except Exception as e:
+                    _raise_run_error(e, primitive, [x], (hit[4],))
+                    raise
+                executes[0] += 1  # `note_execute`, inlined
+                if not executes[0] % DRAIN_EVERY:
+                    drain_released()
+                return Array(outs[0], hit[4])
+            out = fallback(x)
+            if accepts is None or accepts(aval):
+                last[0] = _repeatable(primitive, aval, buf,
+                                      {} if params_for is None else params_for(aval))
+            return out
+        return fallback(x)
+    return op
+
+
+def _repeatable(primitive, aval, buf, params):
+    """What `one_operand_op` remembers of the primitive's last hit if that was its run."""
+    hit = _last_hit.get(primitive)
+    if hit is None or hit[5] is None or hit[6] is None or hit[8] is None:
+        return None
+    try:
+        if hit[1] is not _sharding_of(buf) or hit[5] != aval or hit[2] != params:
+            return None
+    except (TypeError, ValueError):  # remembered params that do not compare (arrays)
+        return None
+    return aval, hit[1], hit[6], hit[7], hit[8]
 
 
 def _cached_executable(primitive, params, avals, place):
-    """(run, out avals) of an executable compiled before for these operands, else None."""
-    platform = _STATE["platform"]
-    last = _last_hit.get(primitive)
-    try:
-        again = (last is not None and last[1] is place and last[0] == avals
-                 and last[2] == platform and last[3] == params)
-    except (TypeError, ValueError):  # params that do not compare (arrays): the usual path
-        again = False
-    if again:
-        # this primitive's previous application again (a loop over one op): its executable
-        # without building or hashing the key (each aval's `__hash__` is Python, and the LRU
-        # touch hashes the key a second time); the tuple compares its avals by identity first
-        return last[4]
+    """This primitive's memo entry (see `_last_hit`) for an executable compiled before for
+    these operands, else None; remembered as its last hit unless outputs are checked."""
     # the LRU hit inlined: a lookup and a touch
     try:
-        key = (primitive, tuple(params.items()) if params else (), avals, platform, id(place))
+        key = (primitive, tuple(params.items()) if params else (), avals, _STATE["platform"],
+               id(place))
         hit = _exec_data.get(key)
     except TypeError:
         return None
@@ -176,9 +278,14 @@ def _cached_executable(primitive, params, avals, place):
         _exec_data.move_to_end(key)
     except KeyError:  # evicted by another thread meanwhile: the value is still valid
         pass
-    cached = hit[0], hit[1]
-    _last_hit[primitive] = (avals, place, platform, dict(params), cached)
-    return cached
+    run, out_avals, _, direct = hit
+    execute, handlers = direct if direct is not None else (None, None)
+    one_out = out_avals[0] if len(out_avals) == 1 else None
+    entry = (avals, place, dict(params), run, out_avals, avals[0] if len(avals) == 1 else None,
+             execute, handlers, one_out)
+    if not _STATE["check_outputs"]:
+        _last_hit[primitive] = entry
+    return entry
 
 
 def _outputs(primitive, bufs, out_avals) -> list:
@@ -231,7 +338,7 @@ def _run_on(primitive, arrays: list, params: dict, avals: tuple, place) -> list:
                 key, lambda: _compile_primitive(primitive, avals, params, place))
             if hit[2] is not place:  # never expected (see apply_primitive): do not reuse
                 hit = _compile_primitive(primitive, avals, params, place)
-    run, out_avals, _ = hit
+    run, out_avals = hit[0], hit[1]
     try:
         bufs = run([a._buf for a in arrays])
     except Exception as e:
@@ -294,7 +401,10 @@ def _compile_primitive(primitive, avals, params, place=None):
     closed = _one_equation(primitive, avals, params)
     exe = compile_jaxpr(closed, device=sharding_bridge.device_of_placement(place),
                         name=primitive.name)
-    return exe.run, tuple(closed.out_avals), place
+    # an output typed as an operand shares its aval object, so that a chain of ops
+    # (`x = sin(x)`) finds the memo by identity
+    out_avals = tuple([next((a for a in avals if a == out), out) for out in closed.out_avals])
+    return exe.run, out_avals, place, exe.one_device_call
 
 
 _SINGLE = sharding_bridge.SINGLE_DEVICE_TYPE

@@ -12,6 +12,7 @@ import numpy as np
 
 from yax.core import dtypes
 from yax.core.trace import Tracer, bind, current_trace, is_eager
+from yax.interpreters.eager import one_operand_op
 from yax.interpreters.jvp import JVPTrace
 from yax.interpreters.partial_eval import PartialEvalTrace
 from yax.interpreters.staging import StagingTrace
@@ -127,6 +128,9 @@ def _make_unary(name, lax_fn, promote, doc):
         elif isinstance(x, Tracer) and _over_eager(current_trace()):
             return as_program(x)
         return direct(x)
+    if fast:  # an eager repeat of the op skips even `fn` (the eager interpreter's short cut)
+        fn = one_operand_op(prim, fn, None if passing is None else (
+            lambda aval: aval.dtype in passing))
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = "yax.numpy"  # where users find it (and what names it in cache keys)
     fn.__doc__ = doc

@@ -17,6 +17,7 @@ import numpy as np
 from yax import errors, lax
 from yax.core import dtypes
 from yax.core.trace import Tracer, bind
+from yax.interpreters.eager import one_operand_op
 from yax.numpy import manipulation, ufuncs
 from yax.numpy._promote import (
     INEXACT_DTYPES,
@@ -111,14 +112,24 @@ def _reduce(name, lax_fn, a, axis, keepdims, dt, where, fill):
 _ALL_AXES = tuple(tuple(range(n)) for n in range(8))
 
 
-def _fast_full_reduction(prim, a):
-    """Fast path (issue 11): `sum(x)` of a strongly typed inexact Array/tracer of rank >= 1 binds
-    the reduction over all axes directly; `_reduce` would convert nothing and check nothing."""
-    aval = a.aval
-    if aval.weak_type or not 0 < len(aval.shape) < len(_ALL_AXES) or (
-            aval.dtype not in INEXACT_DTYPES):
-        return None
-    return bind(prim, a, axes=_ALL_AXES[len(aval.shape)])
+def _binds_full_reduction(aval) -> bool:
+    """Whether `sum(x)` of this aval is the reduction over all axes and nothing else: a strongly
+    typed inexact operand of rank >= 1 (`_reduce` would convert nothing and check nothing)."""
+    return not aval.weak_type and 0 < len(aval.shape) < len(_ALL_AXES) and (
+        aval.dtype in INEXACT_DTYPES)
+
+
+def _sum_every_axis(a):
+    """`sum(a)` with every option at its default (fast path, issue 11: an Array or tracer the
+    reduction takes as it is binds it directly)."""
+    if (type(a) is Array or isinstance(a, Tracer)) and _binds_full_reduction(a.aval):
+        return bind(lax.reduce_sum.primitive, a, axes=_ALL_AXES[len(a.aval.shape)])
+    return _sum(a, None, None, False, None, True)
+
+
+# and an eager repeat of it runs the executable of its last run right away
+_sum_of_all = one_operand_op(lax.reduce_sum.primitive, _sum_every_axis, _binds_full_reduction,
+                             lambda aval: {"axes": _ALL_AXES[len(aval.shape)]})
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
@@ -132,12 +143,14 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
       >>> jnp.sum(jnp.ones((2, 3)), axis=0)
       Array([2., 2., 2.], dtype=float32)
     """
-    if ((type(a) is Array or isinstance(a, Tracer)) and axis is None and dtype is None
-            and out is None and not keepdims and initial is None and where is None):
-        fast = _fast_full_reduction(lax.reduce_sum.primitive, a)
-        if fast is not None:
-            return fast
+    if (axis is None and dtype is None and out is None and not keepdims and initial is None
+            and where is None and promote_integers is True):
+        return _sum_of_all(a)
     _check_out("sum", out)
+    return _sum(a, axis, dtype, keepdims, initial, promote_integers, where)
+
+
+def _sum(a, axis, dtype, keepdims, initial, promote_integers, where=None):
     dt = _sum_dtype(_operand("sum", a).dtype, dtype, promote_integers)
     result = _reduce("sum", lax.reduce_sum, a, axis, keepdims, dt, where, 0)
     return result if initial is None else ufuncs.add(result, _strong(initial, dt))

@@ -140,6 +140,17 @@ class Executable:
         return call
 
     @property
+    def one_device_call(self):
+        """(execute_sharded, result handlers), to run this program as
+        `execute_sharded(buffers).consume_with_handlers(handlers)` with no Python frame around
+        the two jaxlib calls (the eager hot path); None where `run` does more than that (host
+        callbacks, several devices, no fast execute). A deleted argument makes a one-device
+        execute raise; only sharded ones need `run`'s check first."""
+        if self._handlers is None or self.host_callbacks or len(self.devices) > 1:
+            return None
+        return self._exe.execute_sharded, self._handlers
+
+    @property
     def raw_execute(self):
         """Buffers in, buffers out: the fastest way to run this executable."""
         return self.run

@@ -9,6 +9,8 @@ onto the mesh, outputs come back as the compiler places them.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from yax import errors
@@ -21,7 +23,7 @@ from yax.core.avals import TypedScalar
 from yax.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from yax.core.trace import Trace, Tracer, set_eval_trace
 from yax.runtime import backend, guards, sharding_bridge, transfer, values
-from yax.runtime.array import DRAIN_EVERY, Array, drain_released, executes, note_execute
+from yax.runtime.array import DRAIN_EVERY, Array, drain_released, note_execute
 from yax.runtime.array import buffer_sharding as _sharding_of
 from yax.runtime.mesh import get_abstract_mesh
 from yax.runtime.named_sharding import NamedSharding, forced_result, type_sharding
@@ -82,13 +84,17 @@ _last_hit: dict = {}
 
 # every `one_operand_op`'s memo: emptied with `_last_hit`, whose hits they are
 _op_memos: list = []
+_NO_RUN = (None,) * 5  # an empty memo: its aval matches no operand
 
 
 def _forget_hits() -> None:
     _last_hit.clear()
     for memo in _op_memos:
-        memo[0] = None
+        memo[0] = _NO_RUN
 
+
+# `note_execute` of the hot paths, one C call: true once every DRAIN_EVERY executions
+_drain_due = itertools.cycle((False,) * (DRAIN_EVERY - 1) + (True,))
 
 # Flags read on every eager op, mirrored here on each config change (two attribute lookups of
 # `config` per op were measurable next to a ~10 us execute).
@@ -164,8 +170,7 @@ def apply_primitive(primitive, arrays: list, params: dict) -> list:
         _raise_run_error(e, primitive, arrays, hit[4])
         raise
     if hit[8] is not None and not _STATE["check_outputs"]:  # `_outputs`, inlined
-        executes[0] += 1  # `note_execute`, inlined
-        if not executes[0] % DRAIN_EVERY:
+        if next(_drain_due):  # `note_execute`, inlined
             drain_released()
         return [Array(bufs[0], hit[8])]
     return _outputs(primitive, bufs, hit[4])
@@ -184,32 +189,6 @@ def _placed_operands(arrays: list) -> tuple:
     return place, tuple([a.aval for a in arrays]), [a._buf for a in arrays]
 
 
-def run_memoized(primitive, x: Array, params: dict):
-    """`bind(primitive, x, **params)` for an Array `x` while the eager trace is current (the
-    caller has checked both), when it repeats this primitive's last application: its output
-    Array, with nothing between this frame and jaxlib's two calls (no key, no operand list,
-    no trace or interpreter frames). Else None, and the caller binds."""
-    hit = _last_hit.get(primitive)
-    if hit is None or _override_active[0]:
-        return None
-    buf = x._buf
-    try:
-        if (hit[5] is not x.aval and hit[5] != x.aval) or hit[1] is not _sharding_of(buf) or (
-                hit[2] != params) or hit[6] is None or hit[8] is None:
-            return None
-    except (TypeError, ValueError):  # remembered params that do not compare (arrays)
-        return None
-    try:
-        outs = hit[6]([buf]).consume_with_handlers(hit[7])
-    except Exception as e:
-        _raise_run_error(e, primitive, [x], hit[4])
-        raise
-    executes[0] += 1  # `note_execute`, inlined
-    if not executes[0] % DRAIN_EVERY:
-        drain_released()
-    return Array(outs[0], hit[8])
-
-
 def one_operand_op(primitive, fallback, accepts=None, params_for=None):
     """`fallback`, a function of one operand, behind a short cut for its eager repeats.
 
@@ -222,22 +201,21 @@ def one_operand_op(primitive, fallback, accepts=None, params_for=None):
     `primitive` on the operand as it is, with `params_for(aval)` (None: no params); the
     executable must run on one device with one output.
     """
-    # (operand aval, placement, execute_sharded, result handlers, output aval), or None
-    last = [None]
+    # (operand aval, placement, execute_sharded, result handlers, output aval); at first one
+    # that matches no operand
+    last = [_NO_RUN]
     _op_memos.append(last)
 
     def op(x, /):
         if type(x) is Array and _current_trace() is EVAL_TRACE and not _override_active[0]:
             hit, aval, buf = last[0], x.aval, x._buf
-            if hit is not None and (hit[0] is aval or hit[0] == aval) and (
-                    hit[1] is _sharding_of(buf)):
+            if (hit[0] is aval or hit[0] == aval) and hit[1] is _sharding_of(buf):
                 try:
                     outs = hit[2]([buf]).consume_with_handlers(hit[3])
                 except Exception as e:
                     _raise_run_error(e, primitive, [x], (hit[4],))
                     raise
-                executes[0] += 1  # `note_execute`, inlined
-                if not executes[0] % DRAIN_EVERY:
+                if next(_drain_due):  # `note_execute`, inlined
                     drain_released()
                 return Array(outs[0], hit[4])
             out = fallback(x)
@@ -249,16 +227,16 @@ def one_operand_op(primitive, fallback, accepts=None, params_for=None):
     return op
 
 
-def _repeatable(primitive, aval, buf, params):
+def _repeatable(primitive, aval, buf, params) -> tuple:
     """What `one_operand_op` remembers of the primitive's last hit if that was its run."""
     hit = _last_hit.get(primitive)
     if hit is None or hit[5] is None or hit[6] is None or hit[8] is None:
-        return None
+        return _NO_RUN
     try:
         if hit[1] is not _sharding_of(buf) or hit[5] != aval or hit[2] != params:
-            return None
+            return _NO_RUN
     except (TypeError, ValueError):  # remembered params that do not compare (arrays)
-        return None
+        return _NO_RUN
     return aval, hit[1], hit[6], hit[7], hit[8]
 
 

@@ -15,6 +15,7 @@ import yax.numpy as ynp
 from tests.multidevice import run_on_devices
 from yax.interpreters import eager
 from yax.numpy import reductions
+from yax.runtime.array import Array
 
 
 def arr(x, dtype=np.float32):
@@ -41,6 +42,16 @@ def test_repeats_take_the_short_cut_and_agree_with_numpy():
         y = ynp.sin(y)
     np.testing.assert_allclose(y, np.sin(np.sin(np.sin(np.sin(np.float32([0.5, 1.0, 2.0]))))),
                                rtol=1e-5)
+
+
+def test_a_short_cut_output_is_an_array_as_its_constructor_makes_it():
+    x = arr([1.0, 2.0])
+    ynp.tan(x), ynp.tan(x)
+    y = ynp.tan(x)
+    assert _remembered(ynp.tan)[0] is x.aval  # made by the short cut
+    made = Array(y._buf, y.aval)
+    assert [hasattr(y, s) for s in Array.__slots__] == [hasattr(made, s) for s in Array.__slots__]
+    assert type(y) is Array and not y.committed and y.aval is made.aval
 
 
 def test_other_avals_dtypes_and_weak_types_are_not_repeats():

@@ -85,6 +85,9 @@ _last_hit: dict = {}
 # every `one_operand_op`'s memo: emptied with `_last_hit`, whose hits they are
 _op_memos: list = []
 _NO_RUN = (None,) * 5  # an empty memo: its aval matches no operand
+# Array's `__init__` is two assignments and stays so (jaxlib's C++ jit path builds every
+# output through it); the short cut makes them itself (a test holds both to the same fields)
+_new_array = Array.__new__
 
 
 def _forget_hits() -> None:
@@ -217,7 +220,10 @@ def one_operand_op(primitive, fallback, accepts=None, params_for=None):
                     raise
                 if next(_drain_due):  # `note_execute`, inlined
                     drain_released()
-                return Array(outs[0], hit[4])
+                y = _new_array(Array)  # `Array(buf, aval)` without its `__init__` frame
+                y._buf = outs[0]
+                y.aval = hit[4]
+                return y
             out = fallback(x)
             if accepts is None or accepts(aval):
                 last[0] = _repeatable(primitive, aval, buf,

@@ -132,6 +132,23 @@ _sum_of_all = one_operand_op(lax.reduce_sum.primitive, _sum_every_axis, _binds_f
                              lambda aval: {"axes": _ALL_AXES[len(aval.shape)]})
 
 
+# `sum(a, axis=k)` for an int k, the other options at their defaults: one op per k, so that an
+# eager repeat runs the executable of its last run right away too (a bounded few: an axis is
+# a small int)
+_SUM_ALONG: dict = {}
+_MAX_AXES_KEPT = 32
+
+
+def _sum_along(axis: int):
+    def binds_one_axis(aval) -> bool:  # `_sum` binds the reduction over it and does nothing else
+        return _binds_full_reduction(aval) and -len(aval.shape) <= axis < len(aval.shape)
+
+    op = one_operand_op(lax.reduce_sum.primitive,
+                        lambda a: _sum(a, axis, None, False, None, True), binds_one_axis,
+                        lambda aval: {"axes": (axis % len(aval.shape),)})
+    return _SUM_ALONG.setdefault(axis, op)
+
+
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
         promote_integers: bool = True):
     """Sum over `axis` (all axes by default).
@@ -143,9 +160,14 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
       >>> jnp.sum(jnp.ones((2, 3)), axis=0)
       Array([2., 2., 2.], dtype=float32)
     """
-    if (axis is None and dtype is None and out is None and not keepdims and initial is None
-            and where is None and promote_integers is True):
-        return _sum_of_all(a)
+    if (dtype is None and out is None and not keepdims and initial is None and where is None
+            and promote_integers is True):
+        if axis is None:
+            return _sum_of_all(a)
+        if type(axis) is int:
+            along = _SUM_ALONG.get(axis)
+            if along is not None or len(_SUM_ALONG) < _MAX_AXES_KEPT:
+                return (along or _sum_along(axis))(a)
     _check_out("sum", out)
     return _sum(a, axis, dtype, keepdims, initial, promote_integers, where)
 

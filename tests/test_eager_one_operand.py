@@ -71,6 +71,25 @@ def test_other_avals_dtypes_and_weak_types_are_not_repeats():
     assert ynp.sum(arr([1, 2], np.int8)).dtype == np.int32
 
 
+def test_sums_along_one_axis_repeat_and_keep_numpys_results():
+    m = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = arr(m)
+    for _ in range(3):
+        for axis in (0, 1, -1, -2):
+            np.testing.assert_allclose(ynp.sum(x, axis=axis), m.sum(axis=axis))
+            np.testing.assert_allclose(x.sum(axis=axis), m.sum(axis=axis))
+    assert _remembered(reductions._SUM_ALONG[-2])[0] is x.aval
+    np.testing.assert_allclose(ynp.sum(arr([1.0, 2.0]), axis=0), 3.0)  # same axis, other rank
+    with pytest.raises(yax.errors.ShapeError, match="out of bounds"):
+        ynp.sum(x, axis=2)
+    ints = ynp.sum(arr(m, np.int8), axis=1)
+    ints = ynp.sum(arr(m, np.int8), axis=1)
+    assert ints.dtype == np.int32
+    weak = ynp.sum(ynp.asarray(2.0) + ynp.zeros(3), axis=0)
+    assert not weak.weak_type
+    np.testing.assert_allclose(ynp.sum(x, axis=1, keepdims=True), m.sum(axis=1, keepdims=True))
+
+
 def test_debug_nans_and_clear_caches_end_the_repeats():
     x = arr([-1.0, 4.0])
     ynp.log(x), ynp.log(x), ynp.log(x)  # nan, unchecked: the short cut is warm
@@ -81,6 +100,15 @@ def test_debug_nans_and_clear_caches_end_the_repeats():
     yax.clear_caches()
     assert _remembered(ynp.log)[0] is None and not eager._last_hit
     np.testing.assert_allclose(ynp.log(x)[1], np.log(4.0), rtol=1e-6)
+
+
+def test_repeats_move_no_data_past_the_transfer_guards():
+    x = arr([1.0, 2.0])
+    ynp.sin(x), ynp.sin(x), ynp.sum(x), ynp.sum(x)
+    with yax.transfer_guard("disallow"):
+        ynp.sin(x), ynp.sum(x), ynp.sum(x, axis=0)
+        with pytest.raises(yax.errors.JaxRuntimeError, match="host-to-device"):
+            ynp.sin(np.float32([1.0, 2.0]))  # a NumPy operand is still a transfer
 
 
 def test_a_transformation_stages_the_op_even_when_warm():

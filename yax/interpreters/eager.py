@@ -193,17 +193,18 @@ def _placed_operands(arrays: list) -> tuple:
 
 
 def one_operand_op(primitive, fallback, accepts=None, params_for=None):
-    """`fallback`, a function of one operand, behind a short cut for its eager repeats.
+    """`fallback`, a function of one operand, with a short cut for its eager applications.
 
-    For an Array while no transformation is active, a repeat of this op's last eager run (same
-    aval and placement) runs that run's executable with this frame the only Python around
-    jaxlib's two calls. (jax's jitted ufuncs are one C++ call; here each layer, the ufunc,
-    `bind`, the trace and the interpreter, was a frame, together a third of the op.) Anything
-    else is `fallback(x)`, after which the op remembers the run if it can be repeated so:
     `accepts(aval)` (None: always) says for which operands `fallback` does nothing but bind
-    `primitive` on the operand as it is, with `params_for(aval)` (None: no params); the
-    executable must run on one device with one output.
+    `primitive` (one result) on the operand as it is, with `params_for(aval)` (None: no
+    params). For such an Array while no transformation is active, the op applies the primitive
+    itself (no frames of the caller's wrapper, `bind` or the trace), and a repeat of its last
+    run (same aval object and placement, a one-device executable with one output) runs that
+    run's executable with this frame the only Python around jaxlib's two calls. (jax's jitted
+    ufuncs are one C++ call; here each layer, the ufunc, `bind`, the trace and the
+    interpreter, was a frame, together a third of the op.) Anything else is `fallback(x)`.
     """
+    assert not primitive.multiple_results, primitive
     # (operand aval, placement, execute_sharded, result handlers, output aval); at first one
     # that matches no operand
     last = [_NO_RUN]
@@ -212,7 +213,7 @@ def one_operand_op(primitive, fallback, accepts=None, params_for=None):
     def op(x, /):
         if type(x) is Array and _current_trace() is EVAL_TRACE and not _override_active[0]:
             hit, aval, buf = last[0], x.aval, x._buf
-            if (hit[0] is aval or hit[0] == aval) and hit[1] is _sharding_of(buf):
+            if hit[0] is aval and hit[1] is _sharding_of(buf):
                 try:
                     outs = hit[2]([buf]).consume_with_handlers(hit[3])
                 except Exception as e:
@@ -224,11 +225,11 @@ def one_operand_op(primitive, fallback, accepts=None, params_for=None):
                 y._buf = outs[0]
                 y.aval = hit[4]
                 return y
-            out = fallback(x)
-            if accepts is None or accepts(aval):
-                last[0] = _repeatable(primitive, aval, buf,
-                                      {} if params_for is None else params_for(aval))
-            return out
+            if primitive.impl is None and (accepts is None or accepts(aval)):
+                params = {} if params_for is None else params_for(aval)
+                out = apply_primitive(primitive, [x], params)[0]  # what `bind` would do
+                last[0] = _repeatable(primitive, aval, buf, params)
+                return out
         return fallback(x)
     return op
 

@@ -28,16 +28,15 @@ from yax.runtime.array import Array
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("_var", "_source")
+    # `aval` is a slot, not a property reading `_var.aval`: it is read for every operand of
+    # every op traced (a var's aval never changes)
+    __slots__ = ("_var", "_source", "aval")
 
     def __init__(self, trace, var: Var, source=None):
         self._trace = trace
         self._var = var
         self._source = source
-
-    @property
-    def aval(self):
-        return self._var.aval
+        self.aval = var.aval
 
     @property
     def source(self):

@@ -43,8 +43,11 @@ class TapeTracer(StagingTracer):
 
     __slots__ = ("value",)
 
-    def __init__(self, trace, var, value=None):
-        super().__init__(trace, var)
+    def __init__(self, trace, var, value=None):  # StagingTracer's fields, set in one frame
+        self._trace = trace
+        self._var = var
+        self._source = None
+        self.aval = var.aval
         self.value = value
 
     def to_concrete_or_none(self):
@@ -135,8 +138,9 @@ class TapeTrace(StagingTrace):
             with use_trace(self.parent):  # constants: computed now, not recorded
                 outs = primitive.bind(*args, **params)
             return list(outs) if primitive.multiple_results else [outs]
-        atoms = [self.to_atom(a) for a in args]
-        out_avals, effectful, signature, by_identity = _recorded_form(
+        atoms = [a._var if type(a) is TapeTracer and a._trace is self else self.to_atom(a)
+                 for a in args]
+        out_avals, inexact, effectful, signature, by_identity = _recorded_form(
             primitive, [a.aval for a in atoms], params)
         # runs once, now, in program order; so does the fwd of a custom_vjp inside (as jax runs
         # it when it linearizes the program, before any backward pass)
@@ -151,9 +155,9 @@ class TapeTrace(StagingTrace):
             self.calls_jit = True
         if primitive is not stop_gradient_p:
             live = self.live
-            for a in args:
-                if type(a) is TapeTracer and a._trace is self and a._var in live:
-                    live.update([v for v in outvars if dtypes.is_inexact(v.aval.dtype)])
+            for a in atoms:
+                if a in live:
+                    live.update([v for v, x in zip(outvars, inexact) if x])
                     break
         tracers = [TapeTracer(self, v) for v in outvars]
         self.pending.append((eqn, tracers))
@@ -333,10 +337,10 @@ def _effectful(primitive, params: dict) -> bool:
 
 
 def _recorded_form(primitive, avals: list, params: dict) -> tuple:
-    """(out avals, whether it has effects, signature, by_identity: see `eqn_signature`) of an
-    equation applying `primitive` to operands of `avals`. All are pure functions of the
-    primitive, avals and params: recording the same program again reuses them, at one lookup
-    per op (shape errors are raised, never cached)."""
+    """(out avals, whether each is inexact, whether it has effects, signature, by_identity: see
+    `eqn_signature`) of an equation applying `primitive` to operands of `avals`. All are pure
+    functions of the primitive, avals and params: recording the same program again reuses
+    them, at one lookup per op (shape errors are raised, never cached)."""
     try:
         key = (primitive, tuple(avals), tuple(params.items()), config.enable_x64)
         hit = _forms.get(key)
@@ -352,7 +356,8 @@ def _recorded_form(primitive, avals: list, params: dict) -> tuple:
 
 def _form(primitive, avals: list, params: dict) -> tuple:
     out_avals = primitive.out_avals(avals, params)
-    return (out_avals, _effectful(primitive, params),
+    inexact = tuple([dtypes.is_inexact(a.dtype) for a in out_avals])
+    return (out_avals, inexact, _effectful(primitive, params),
             *eqn_signature(primitive, params, out_avals))
 
 

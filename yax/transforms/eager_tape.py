@@ -20,6 +20,9 @@ whose JVP is the linear map just staged, so the recorded program stays different
 
 from __future__ import annotations
 
+import operator
+from itertools import compress
+
 from yax import errors, tree_util
 from yax.compile import cache
 from yax.config import config
@@ -119,11 +122,15 @@ class TapeTrace(StagingTrace):
             self.comparable = False
             return
         ids = self.ids
-        ins = tuple([ids[a] if type(a) is Var else literal_key(a) for a in atoms])
+        try:
+            ins = tuple(map(ids.__getitem__, atoms))
+        except KeyError:  # a literal among the inputs: keyed by its value
+            ins = tuple([ids[a] if type(a) is Var else literal_key(a) for a in atoms])
         for v in outvars:
             ids[v] = len(ids)
         self.parts.append((signature, ins))
-        self.by_identity = self.by_identity or by_identity
+        if by_identity:
+            self.by_identity = True
 
     def _owns(self, x) -> bool:
         return type(x) is TapeTracer and x._trace is self
@@ -138,27 +145,26 @@ class TapeTrace(StagingTrace):
             with use_trace(self.parent):  # constants: computed now, not recorded
                 outs = primitive.bind(*args, **params)
             return list(outs) if primitive.multiple_results else [outs]
+        # this runs for every primitive of every eager grad call: C-level builtins (map,
+        # isdisjoint, compress, tuple.__new__) stand in for comprehensions and Python
+        # constructors, each of which would cost a frame
         atoms = [a._var if type(a) is TapeTracer and a._trace is self else self.to_atom(a)
                  for a in args]
         out_avals, inexact, effectful, signature, by_identity = _recorded_form(
-            primitive, [a.aval for a in atoms], params)
+            primitive, list(map(_aval_of_atom, atoms)), params)
         # runs once, now, in program order; so does the fwd of a custom_vjp inside (as jax runs
         # it when it linearizes the program, before any backward pass)
         if effectful:
             outs = self.linearized_now(lambda *xs: primitive.bind(*xs, **params), args)
             return list(outs) if primitive.multiple_results else [outs]
-        outvars = [Var(a) for a in out_avals]
-        eqn = Eqn(primitive, atoms, params, outvars, None)
+        outvars = list(map(Var, out_avals))
+        eqn = tuple.__new__(Eqn, (primitive, atoms, params, outvars, None))
         self.eqns.append(eqn)
         self._record_part(signature, by_identity, atoms, outvars)
         if primitive is pjit_p:
             self.calls_jit = True
-        if primitive is not stop_gradient_p:
-            live = self.live
-            for a in atoms:
-                if a in live:
-                    live.update([v for v, x in zip(outvars, inexact) if x])
-                    break
+        if primitive is not stop_gradient_p and not self.live.isdisjoint(atoms):
+            self.live.update(compress(outvars, inexact))
         tracers = [TapeTracer(self, v) for v in outvars]
         self.pending.append((eqn, tracers))
         return tracers
@@ -258,6 +264,9 @@ class TapeTrace(StagingTrace):
             if nz:
                 self.live.add(v)
         return [TapeTracer(self, v, o) for v, o in zip(outvars, outs, strict=True)]
+
+
+_aval_of_atom = operator.attrgetter("aval")
 
 
 def _concrete(x):

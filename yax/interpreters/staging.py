@@ -28,16 +28,15 @@ from yax.runtime.array import Array
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("_var", "_source")
+    # `aval` is a slot, not a property reading `_var.aval`: it is read for every operand of
+    # every op traced (a var's aval never changes)
+    __slots__ = ("_var", "_source", "aval")
 
     def __init__(self, trace, var: Var, source=None):
         self._trace = trace
         self._var = var
         self._source = source
-
-    @property
-    def aval(self):
-        return self._var.aval
+        self.aval = var.aval
 
     @property
     def source(self):
@@ -173,12 +172,21 @@ class StagingTrace(Trace):
         return [StagingTracer(self, v, source) for v in outvars]
 
     def to_jaxpr(self, outs, dce: bool = True) -> ClosedJaxpr:
+        return self.jaxpr_with_outputs(self.output_vars(outs), dce)
+
+    def output_vars(self, outs) -> list:
+        """The vars of the program's outputs `outs` (a literal becomes a const: outputs must be
+        vars). Read while this trace is alive; `jaxpr_with_outputs` may follow later."""
         outvars = []
         for x in outs:
             atom = self.to_atom(x)
-            if isinstance(atom, Literal):  # outputs must be vars: keep the literal as a const
+            if isinstance(atom, Literal):
                 atom = self._const_var(np.asarray(atom.val, atom.aval.dtype), atom.aval)
             outvars.append(atom)
+        return outvars
+
+    def jaxpr_with_outputs(self, outvars: list, dce: bool = True) -> ClosedJaxpr:
+        """The staged program returning `outvars` (from `output_vars`)."""
         eqns = dead_code_eliminated(self.eqns, outvars) if dce else list(self.eqns)
         used = {a for e in eqns for a in e.inputs if isinstance(a, Var)} | set(outvars)
         # constants only the dropped equations read are dropped too

@@ -7,11 +7,12 @@ import numpy as np
 
 from yax import errors
 from yax.core import dtypes
-from yax.core.avals import TypedScalar
-from yax.core.trace import Tracer
+from yax.core.avals import ShapedArray, TypedScalar
+from yax.core.trace import Tracer, bind
 from yax.lax import _util
 from yax.lax.elementwise import _convert_keep_weak
 from yax.lax.shape import broadcast_in_dim
+from yax.primitives.shape import broadcast_in_dim_p
 from yax.runtime import values
 from yax.runtime.array import Array
 from yax.runtime.values import to_array
@@ -190,16 +191,61 @@ def fast_binary_operands(x1, x2, inexact_only: bool):
     if is_operand(x1):
         if is_operand(x2):
             aval = x1.aval
-            if (aval is x2.aval or aval == x2.aval) and (
-                    not inexact_only or aval.dtype in INEXACT_DTYPES):
+            if inexact_only and aval.dtype not in INEXACT_DTYPES:
+                return None
+            if aval is x2.aval or aval == x2.aval:
                 return x1, x2
-            return None
+            return _broadcast_one_dtype(x1, x2)
         typed = _scalar_taking_dtype(x2, x1.aval, inexact_only)
         return None if typed is None else (x1, typed)
     if is_operand(x2):
         typed = _scalar_taking_dtype(x1, x2.aval, inexact_only)
         return None if typed is None else (typed, x2)
     return None
+
+
+def _broadcast_one_dtype(x1, x2):
+    """`x @ w + b`: two unsharded operands of one dtype and weak type whose shapes broadcast
+    (neither rank 0: primitives broadcast those themselves), each broadcast as `promote_shapes`
+    would, or None. The plan is looked up per pair of shapes: this runs on every eager-grad op."""
+    a1, a2 = x1.aval, x2.aval
+    if (type(a1) is not ShapedArray or type(a2) is not ShapedArray or a1.dtype != a2.dtype
+            or a1.weak_type != a2.weak_type or a1.sharding is not None
+            or a2.sharding is not None):
+        return None
+    plan = _broadcast_plans.get((a1.shape, a2.shape), False)
+    if plan is False:
+        plan = _broadcast_plan(a1.shape, a2.shape)
+    if plan is None:
+        return None
+    shape, dims1, dims2 = plan
+    if dims1 is not None:
+        x1 = bind(broadcast_in_dim_p, x1, shape=shape, broadcast_dimensions=dims1)
+    if dims2 is not None:
+        x2 = bind(broadcast_in_dim_p, x2, shape=shape, broadcast_dimensions=dims2)
+    return x1, x2
+
+
+_broadcast_plans: dict = {}
+
+
+def _broadcast_plan(s1: tuple, s2: tuple):
+    """(result shape, broadcast dims of each operand or None when it keeps its shape), or None
+    where the general path must decide (a rank-0 or symbolic shape, shapes that do not
+    broadcast: its error names them)."""
+    plan = None
+    if s1 and s2 and all(type(d) is int for d in (*s1, *s2)):
+        try:
+            shape = broadcast_shapes(s1, s2)
+        except errors.ShapeError:
+            shape = None
+        if shape is not None:
+            plan = (shape, *[None if s == shape else tuple(range(len(shape) - len(s), len(shape)))
+                             for s in (s1, s2)])
+    if len(_broadcast_plans) >= 4096:
+        _broadcast_plans.clear()
+    _broadcast_plans[(s1, s2)] = plan
+    return plan
 
 
 def _scalar_taking_dtype(scalar, aval, inexact_only: bool):

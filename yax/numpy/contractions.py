@@ -21,9 +21,12 @@ import numpy as np
 
 from yax import errors, lax
 from yax.core import dtypes
+from yax.core.avals import ShapedArray
+from yax.core.trace import bind
 from yax.lax._util import out_sharding_of, typed_result, with_out_sharding
 from yax.numpy import _promote
 from yax.numpy.indexing import getitem
+from yax.primitives.dot import dot_general_p
 from yax.runtime.values import to_array
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "einsum_path"]
@@ -280,6 +283,10 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     from the result (NumPy's rule). Scalars are not allowed (use `*`). `out_sharding`: the result's
     sharding and type (as einsum's).
     """
+    if out_sharding is None and precision is None and preferred_element_type is None:
+        out = _plain_matrix_product(a, b)
+        if out is not None:
+            return out
     sharding = out_sharding_of("matmul", out_sharding)
     a, b = _promoted("matmul", a, b)
     sa, sb = _shape(a), _shape(b)
@@ -311,6 +318,28 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
         out = _contract("matmul", [a, b], [la, lb], out, precision=precision,
                         preferred_element_type=preferred_element_type)
     return with_out_sharding(out, sharding)
+
+
+# dimension numbers contracting a's last axis with b's first, per (rank of a, rank of b)
+_MATRIX_DNUMS = {(ra, rb): (((ra - 1,), (0,)), ((), ())) for ra in (1, 2) for rb in (1, 2)}
+
+
+def _plain_matrix_product(a, b):
+    """`a @ b` of unsharded matrices or vectors of one dtype and weak type whose sizes line up,
+    bound as the one dot_general `matmul` would build, or None for everything else (which the
+    general path promotes, checks and reports). Every layer of an MLP is this case, and it runs
+    on every op of an eager grad: no promotion, no contexts, no new tuples."""
+    a_aval, b_aval = getattr(a, "aval", None), getattr(b, "aval", None)
+    if type(a_aval) is not ShapedArray or type(b_aval) is not ShapedArray:
+        return None
+    dnums = _MATRIX_DNUMS.get((len(a_aval.shape), len(b_aval.shape)))
+    if (dnums is None or a_aval.dtype != b_aval.dtype or a_aval.weak_type != b_aval.weak_type
+            or a_aval.sharding is not None or b_aval.sharding is not None
+            or a_aval.shape[-1] != b_aval.shape[0] or not _promote.is_operand(a)
+            or not _promote.is_operand(b)):
+        return None
+    return bind(dot_general_p, a, b, dimension_numbers=dnums, precision=None,
+                preferred_element_type=None)
 
 
 def _check_pair_sizes(name, sa, sb, axes_a, axes_b):

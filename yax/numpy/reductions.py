@@ -269,6 +269,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
       >>> jnp.mean(jnp.arange(4))
       Array(1.5, dtype=float32)
     """
+    if dtype is None and out is None and not keepdims and where is None:
+        fast = _fast_full_mean(a, axis)
+        if fast is not None:
+            return fast
     _check_out("mean", out)
     a = _operand("mean", a)
     out_dt, acc_dt = _mean_dtypes(a.dtype, dtype)
@@ -281,6 +285,34 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 
 
 _mean = mean  # `var`'s parameter `mean` shadows the function
+
+_MEAN_FAST_DTYPES = INEXACT_DTYPES - {dtypes.float16, dtypes.bfloat16}  # these accumulate in f32
+
+
+def _fast_full_mean(a, axis):
+    """`mean(x)` over all axes of a strongly typed Array/tracer of static shape whose dtype is
+    its own accumulator: the reduce_sum and the division by a constant that the general path
+    binds, without its conversions (each a no-op here) and checks (the last op of most losses,
+    so part of every eager grad call). None for everything else."""
+    if axis is not None or not (type(a) is Array or isinstance(a, Tracer)):
+        return None
+    aval = a.aval
+    shape = aval.shape
+    if (aval.weak_type or aval.dtype not in _MEAN_FAST_DTYPES or not 0 < len(shape) < len(
+            _ALL_AXES) or not builtins.all(type(d) is int for d in shape)):
+        return None
+    total = bind(lax.reduce_sum.primitive, a, axes=_ALL_AXES[len(shape)])
+    key = (math.prod(shape), aval.dtype)
+    count = _mean_counts.get(key)
+    if count is None:  # the constant the general path divides by (a strongly typed literal)
+        count = lax.convert_element_type(float(key[0]), aval.dtype)
+        if len(_mean_counts) >= 1024:
+            _mean_counts.clear()
+        _mean_counts[key] = count
+    return bind(lax.div.primitive, total, count)
+
+
+_mean_counts: dict = {}
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,

@@ -9,8 +9,9 @@ import numpy as np
 
 from yax import lax
 from yax.core import dtypes
+from yax.core.trace import Tracer, bind
 from yax.lax import complex_order
-from yax.numpy._promote import check_arraylike
+from yax.numpy._promote import INEXACT_DTYPES, check_arraylike
 from yax.numpy._ufunc_builders import (
     _binary,
     _dtype,
@@ -24,6 +25,8 @@ from yax.numpy._ufunc_builders import (
     to_operand,
 )
 from yax.numpy.creation import asarray
+from yax.primitives.arithmetic import integer_pow_p
+from yax.runtime.array import Array
 
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "divmod",
            "remainder", "mod", "fmod", "power", "pow", "float_power", "negative", "positive",
@@ -193,6 +196,9 @@ def _is_static_int(y) -> bool:
 def power(x1, x2, /):
     """x1 ** x2. A static Python int exponent uses square-and-multiply (`integer_pow`);
     integer arrays raised to integer arrays use a bitwise square-and-multiply loop."""
+    fast = _float_to_int_power(x1, x2)
+    if fast is not None:
+        return fast
     check_arraylike("power", x1, x2)
     if _is_static_int(x2) and not isinstance(x1, (int, float, complex)):
         x1, _ = promote_args_numeric("power", x1, int(x2))
@@ -203,6 +209,16 @@ def power(x1, x2, /):
     if not _is_int(x1):
         return lax.pow(x1, x2)
     return _int_pow(x1, x2)
+
+
+def _float_to_int_power(x1, x2):
+    """`x ** 2` of a strongly typed float Array/tracer: the int takes the array's dtype, so
+    promotion has nothing to do and the integer_pow is bound directly (on every eager grad of
+    a squared loss); None for everything else."""
+    if type(x2) is int and (type(x1) is Array or isinstance(x1, Tracer)) and (
+            x1.aval.dtype in INEXACT_DTYPES and not x1.aval.weak_type):
+        return bind(integer_pow_p, x1, y=x2)
+    return None
 
 
 def _int_pow(x, y):

@@ -22,6 +22,7 @@ from yax.interpreters.transpose import UndefinedPrimal, backward_pass
 from yax.lax.ad_control import stop_gradient
 from yax.lax.elementwise import _convert_keep_weak
 from yax.runtime import values
+from yax.runtime.array import Array
 from yax.runtime.values import aval_of, canonical_leaf
 from yax.transforms import eager_ad
 from yax.transforms._args import normalize_argnums
@@ -190,6 +191,7 @@ def _vjp(fun, primals, has_aux: bool, unit_cotangent: bool = False):
         out_box_aux[0] = n_aux
     out_tree = out_box[0]
     out_avals = [aval_of(p) for p in p_out]
+    p_avals = [aval_of(p) for p in p_leaves]
 
     def make_f_vjp(pullback):
         def f_vjp(ct):
@@ -198,15 +200,16 @@ def _vjp(fun, primals, has_aux: bool, unit_cotangent: bool = False):
                 raise TypeError(f"vjp: the cotangent must have the output's structure {out_tree}, "
                                 f"got {ct_tree}")
             for c, a in zip(ct_leaves, out_avals):
-                if tuple(np.shape(c)) != a.shape:
+                if _shape_of(c) != a.shape:
                     raise errors.ShapeError(f"vjp: cotangent of shape {np.shape(c)} for an output "
                                             f"{a.str_short()}; cotangents have the output's shape")
             # jax's cotangent of an integer/bool output is float0: it carries no data (a zero)
             cts = pullback([None if _is_float0(c) else c for c in ct_leaves])
             real_out = not any(dtypes.is_complex(a.dtype) for a in out_avals)
-            flat_cts = [_zeros_float0(aval_of(p)) if not _differentiable(aval_of(p))
-                        else _weak_like(_value(c), aval_of(p), real_out)
-                        for p, c in zip(p_leaves, cts)]
+            flat_cts = []
+            for aval, c in zip(p_avals, cts):
+                flat_cts.append(_weak_like(_value(c), aval, real_out) if _differentiable(aval)
+                                else _zeros_float0(aval))
             return tree_util.tree_unflatten(in_tree, flat_cts)
         return f_vjp
 
@@ -234,11 +237,16 @@ def _pullback_ignoring_aux(pullback, n_aux: int, cts: list) -> list:
     return pullback(list(cts) + [None] * n_aux)  # aux outputs have zero tangents: unread
 
 
+def _shape_of(x) -> tuple:
+    aval = getattr(x, "aval", None)  # Arrays, tracers and typed scalars: no NumPy call
+    return aval.shape if aval is not None else tuple(np.shape(x))
+
+
 def _weak_like(ct, primal_aval, real_out: bool = False):
     """As JAX: a cotangent returned to the user is weakly typed exactly when its primal is,
     except a complex primal's under a real-valued function: JAX's cotangent there is made by
     `complex(ct, zeros)` (the transpose of `real`/`imag`/`abs`), which is strong."""
-    aval = aval_of(ct)
+    aval = ct.aval if type(ct) is Array else aval_of(ct)
     weak = primal_aval.weak_type and not (real_out and dtypes.is_complex(primal_aval.dtype))
     if aval.weak_type == weak or aval.dtype != primal_aval.dtype:
         return ct
@@ -247,6 +255,8 @@ def _weak_like(ct, primal_aval, real_out: bool = False):
 
 def _value(ct):
     """A user-facing cotangent: zeros materialised, typed literals made Arrays."""
+    if type(ct) is Array:
+        return ct
     if type(ct) is TypedScalar:
         return values.to_array(ct)
     return instantiate(ct)

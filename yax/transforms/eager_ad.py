@@ -20,9 +20,7 @@ from yax.runtime.values import aval_of, canonical_leaf, to_array
 from yax.transforms.eager_compiled import (
     CompiledTapeVJP,
     cached_program,
-    calls_jit,
     compiled_forward,
-    jaxpr_structure_key,
     replay,
     traced_vjp_flat,
 )
@@ -48,23 +46,41 @@ def _tape_applies(p_leaves) -> bool:
 
 
 def _eager_vjp_flat(flat_fun, primals: list, unit_cotangent: bool):
-    outs, tape_jaxpr, tape = record_tape(flat_fun, primals)
-    if calls_jit(tape_jaxpr.jaxpr):  # each jit call runs as its own programs, as in jax
-        return traced_vjp_flat(replay(tape_jaxpr.jaxpr, tape_jaxpr.consts), primals)
-    structure = _reusable_structure(tape_jaxpr)
-    speculated = (_speculative_grad(outs, tape_jaxpr, structure, primals)
+    outs, tape = record_tape(flat_fun, primals)
+    if tape.calls_jit:  # each jit call runs as its own programs, as in jax (see calls_jit)
+        return traced_vjp_flat(_replayed(tape), primals)
+    structure = _reusable_structure(tape)
+    speculated = (_speculative_grad(outs, tape, structure, primals)
                   if unit_cotangent else None)
     if speculated is not None:
         p_out, grads, one_aval = speculated
     else:
-        p_out = _tape_outputs(outs, tape_jaxpr, tape, structure, primals)
+        p_out = _tape_outputs(outs, tape, structure, primals)
 
     def pullback(cts_out: list) -> list:
         cts_out = list(cts_out)
         if speculated is not None and _is_unit_cotangent(cts_out, one_aval):
             return list(grads)
-        return _tape_pullback(tape_jaxpr, structure, primals, cts_out)
+        return _tape_pullback(tape, structure, primals, cts_out)
     return p_out, pullback
+
+
+def _replayed(tape):
+    closed = tape.closed_jaxpr()
+    return replay(closed.jaxpr, closed.consts)
+
+
+def _tape_program(key, tape, build):
+    """(the program cached under `key` for this recorded structure, made by `build(closed
+    jaxpr)` the first time, and the consts this recording passes it). The key is that of the
+    recording as made (`TapeTrace.structure_key`), so on a hit the recorded program is never
+    assembled: its consts are picked from this recording's by their positions."""
+    def make():
+        closed = tape.closed_jaxpr()
+        return build(closed), tape.const_positions(closed)
+    program, positions = cached_program(key, make)
+    consts = tape.const_values
+    return program, [consts[i] for i in positions]
 
 
 _seen_by_identity: set = set()  # structures hold params (custom rules): yax.clear_caches empties it
@@ -72,14 +88,15 @@ _MAX_SEEN = 512
 compile_cache.on_clear(_seen_by_identity.clear)
 
 
-def _reusable_structure(tape_jaxpr):
+def _reusable_structure(tape):
     """The structure key of a recorded program, or None when it should not be compiled: a
     const is not a concrete Array, a param cannot be hashed, or a param compares as an object
     (a custom rule, a jaxpr with consts) and this key was not seen before (objects made afresh
     on every call would otherwise compile on every call)."""
-    if not all(type(c) is Array for c in tape_jaxpr.consts):
-        return None
-    structure, by_identity = jaxpr_structure_key(tape_jaxpr.jaxpr)
+    for c in tape.const_values:
+        if type(c) is not Array:
+            return None
+    structure, by_identity = tape.structure_key()
     if structure is not None and by_identity and structure not in _seen_by_identity:
         if len(_seen_by_identity) >= _MAX_SEEN:
             _seen_by_identity.clear()
@@ -88,7 +105,7 @@ def _reusable_structure(tape_jaxpr):
     return structure
 
 
-def _tape_outputs(outs, tape_jaxpr, tape, structure, primals) -> list:
+def _tape_outputs(outs, tape, structure, primals) -> list:
     """Concrete outputs of the recorded program: those already computed (Python asked for
     them), else from one compiled run of the program."""
     values = concrete_outputs(outs)
@@ -98,21 +115,22 @@ def _tape_outputs(outs, tape_jaxpr, tape, structure, primals) -> list:
         tape.evaluate()
         return concrete_outputs(outs)
     key = ("forward", structure, config.trace_state())
-    n_consts = len(tape_jaxpr.consts)
-    program = cached_program(key, lambda: compiled_forward(tape_jaxpr.jaxpr, n_consts))
-    return list(program(*tape_jaxpr.consts, *primals))
+    program, consts = _tape_program(key, tape, lambda closed: compiled_forward(
+        closed.jaxpr, len(closed.consts)))
+    return list(program(*consts, *primals))
 
 
-def _tape_pullback(tape_jaxpr, structure, primals: list, cts_out: list) -> list:
+def _tape_pullback(tape, structure, primals: list, cts_out: list) -> list:
     present = tuple(ct is not None for ct in cts_out)  # aux outputs pass None: never read
     if structure is None or not is_eager():
-        _, pullback = traced_vjp_flat(replay(tape_jaxpr.jaxpr, tape_jaxpr.consts), primals)
+        _, pullback = traced_vjp_flat(_replayed(tape), primals)
         return pullback(cts_out)
     cts = [_concrete_ct(ct) for ct in cts_out if ct is not None]
     key = ("vjp", structure, present, tuple(c.aval for c in cts), config.trace_state())
-    entry = cached_program(key, lambda: CompiledTapeVJP(
-        tape_jaxpr.jaxpr, len(tape_jaxpr.consts), [p.aval for p in primals], present))
-    return entry(tape_jaxpr.consts, primals, cts)
+    avals = [p.aval for p in primals]
+    entry, consts = _tape_program(key, tape, lambda closed: CompiledTapeVJP(
+        closed.jaxpr, len(closed.consts), avals, present))
+    return entry(consts, primals, cts)
 
 
 def _concrete_ct(ct):
@@ -123,7 +141,7 @@ def _concrete_ct(ct):
     return canonical_leaf(ct)
 
 
-def _speculative_grad(outs, tape_jaxpr, structure, primals):
+def _speculative_grad(outs, tape, structure, primals):
     """(outputs, gradients of the first output for a unit cotangent), from one compiled program,
     or None when the first output is not an inexact scalar (grad's own checks then report it)
     or the program is not compiled."""
@@ -135,10 +153,10 @@ def _speculative_grad(outs, tape_jaxpr, structure, primals):
     one = to_array(TypedScalar(1, aval.dtype, weak_type=False))
     present = (True,) + (False,) * (len(outs) - 1)
     key = ("value_and_grad", structure, present, one.aval, config.trace_state())
-    entry = cached_program(key, lambda: CompiledTapeVJP(
-        tape_jaxpr.jaxpr, len(tape_jaxpr.consts), [p.aval for p in primals], present,
-        with_outputs=True))
-    values, grads = entry(tape_jaxpr.consts, primals, [one])
+    avals = [p.aval for p in primals]
+    entry, consts = _tape_program(key, tape, lambda closed: CompiledTapeVJP(
+        closed.jaxpr, len(closed.consts), avals, present, with_outputs=True))
+    values, grads = entry(consts, primals, [one])
     return values, grads, one.aval
 
 

@@ -103,6 +103,24 @@ def jaxpr_structure_key(jaxpr: Jaxpr):
         return None, False
 
 
+def eqn_signature(primitive, params: dict, out_avals) -> tuple:
+    """(signature, by_identity) of one equation apart from its inputs: equal for equations
+    applying the same primitive with the same params to inputs of the same avals; None when
+    a param cannot be hashed (see `jaxpr_structure_key`)."""
+    by_identity: list = []
+    try:
+        key = tuple([(k, _param_key(v, by_identity)) for k, v in params.items()])
+    except _NotComparable:
+        return None, False
+    return (primitive, key, tuple(out_avals)), bool(by_identity)
+
+
+def literal_key(a: Literal) -> tuple:
+    """A literal input by value, bit for bit (so -0.0 and 0.0, or two NaNs, stay apart)."""
+    val = np.asarray(a.val)
+    return ("lit", a.aval, val.dtype.str, val.tobytes())
+
+
 def _structure(jaxpr: Jaxpr, by_identity: list):
     ids: dict = {}
     parts: list = []
@@ -111,10 +129,7 @@ def _structure(jaxpr: Jaxpr, by_identity: list):
         parts.append(v.aval)
 
     def atom(a):
-        if isinstance(a, Literal):
-            val = np.asarray(a.val)
-            return ("lit", a.aval, val.dtype.str, val.tobytes())
-        return ids[a]
+        return literal_key(a) if isinstance(a, Literal) else ids[a]
     for eqn in jaxpr.eqns:
         params = tuple([(k, _param_key(v, by_identity)) for k, v in eqn.params.items()])
         ins = tuple([atom(a) for a in eqn.inputs])

@@ -20,6 +20,9 @@ whose JVP is the linear map just staged, so the recorded program stays different
 
 from __future__ import annotations
 
+import operator
+from itertools import compress
+
 from yax import errors, tree_util
 from yax.compile import cache
 from yax.config import config
@@ -32,9 +35,10 @@ from yax.interpreters.eval_jaxpr import eval_jaxpr, read_typed
 from yax.interpreters.partial_eval import linearize_flat
 from yax.interpreters.staging import StagingTrace, StagingTracer, closure_convert, has_effects
 from yax.primitives.ad_control import stop_gradient_p
+from yax.primitives.call import pjit_p
 from yax.primitives.custom_derivatives import JVPRule, custom_jvp_call_p
 from yax.runtime.values import as_operand, canonical_leaf, to_array
-from yax.transforms.eager_compiled import jaxpr_structure_key
+from yax.transforms.eager_compiled import eqn_signature, jaxpr_structure_key, literal_key
 
 
 class TapeTracer(StagingTracer):
@@ -42,8 +46,11 @@ class TapeTracer(StagingTracer):
 
     __slots__ = ("value",)
 
-    def __init__(self, trace, var, value=None):
-        super().__init__(trace, var)
+    def __init__(self, trace, var, value=None):  # StagingTracer's fields, set in one frame
+        self._trace = trace
+        self._var = var
+        self._source = None
+        self.aval = var.aval
         self.value = value
 
     def to_concrete_or_none(self):
@@ -70,10 +77,20 @@ class TapeTrace(StagingTrace):
         # the vars whose tangent may be nonzero: the recorded program's JVP will differentiate
         # them (stop_gradient and integer results end that)
         self.live: set = set()
+        # the recorded program's structure, built as it is recorded (`structure_key`): an id
+        # per var in order of creation, and a part per input, const and equation
+        self.ids: dict = {}
+        self.parts: list = []
+        self.comparable = True  # False once a param cannot be hashed: the key is None
+        self.by_identity = False  # some param compares as an object (see jaxpr_structure_key)
+        self.calls_jit = False  # a jitted function is applied at the top level
+        self.outvars: list | None = None  # set when the function returns (record_tape)
+        self._closed: ClosedJaxpr | None = None
 
     def new_tape_arg(self, value) -> TapeTracer:
         var = Var(value.aval)
         self.invars.append(var)
+        self._number(var, ("in", value.aval))
         self.env[var] = value
         if dtypes.is_inexact(value.aval.dtype):
             self.live.add(var)
@@ -86,9 +103,34 @@ class TapeTrace(StagingTrace):
         return self._owns(x) and x._var in self.live
 
     def _const_var(self, x, aval) -> Var:
+        known = len(self.const_values)
         var = super()._const_var(x, aval)
+        if len(self.const_values) != known:  # a new const (a value read again keeps its var)
+            self._number(var, ("const", aval))
         self.env[var] = x
         return var
+
+    def _number(self, var, part) -> None:
+        self.ids[var] = len(self.ids)
+        self.parts.append(part)
+
+    def _record_part(self, signature, by_identity: bool, atoms: list, outvars: list) -> None:
+        """Add a recorded equation to the structure: its signature and its inputs' ids."""
+        if not self.comparable:
+            return
+        if signature is None:
+            self.comparable = False
+            return
+        ids = self.ids
+        try:
+            ins = tuple(map(ids.__getitem__, atoms))
+        except KeyError:  # a literal among the inputs: keyed by its value
+            ins = tuple([ids[a] if type(a) is Var else literal_key(a) for a in atoms])
+        for v in outvars:
+            ids[v] = len(ids)
+        self.parts.append((signature, ins))
+        if by_identity:
+            self.by_identity = True
 
     def _owns(self, x) -> bool:
         return type(x) is TapeTracer and x._trace is self
@@ -103,21 +145,26 @@ class TapeTrace(StagingTrace):
             with use_trace(self.parent):  # constants: computed now, not recorded
                 outs = primitive.bind(*args, **params)
             return list(outs) if primitive.multiple_results else [outs]
-        atoms = [self.to_atom(a) for a in args]
-        outvars = [Var(a) for a in _cached_out_avals(primitive, [a.aval for a in atoms], params)]
-        eqn = Eqn(primitive, atoms, params, outvars, None)
+        # this runs for every primitive of every eager grad call: C-level builtins (map,
+        # isdisjoint, compress, tuple.__new__) stand in for comprehensions and Python
+        # constructors, each of which would cost a frame
+        atoms = [a._var if type(a) is TapeTracer and a._trace is self else self.to_atom(a)
+                 for a in args]
+        out_avals, inexact, effectful, signature, by_identity = _recorded_form(
+            primitive, list(map(_aval_of_atom, atoms)), params)
         # runs once, now, in program order; so does the fwd of a custom_vjp inside (as jax runs
         # it when it linearizes the program, before any backward pass)
-        if _effectful(eqn):
+        if effectful:
             outs = self.linearized_now(lambda *xs: primitive.bind(*xs, **params), args)
             return list(outs) if primitive.multiple_results else [outs]
+        outvars = list(map(Var, out_avals))
+        eqn = tuple.__new__(Eqn, (primitive, atoms, params, outvars, None))
         self.eqns.append(eqn)
-        if primitive is not stop_gradient_p:
-            live = self.live
-            for a in args:
-                if type(a) is TapeTracer and a._trace is self and a._var in live:
-                    live.update([v for v in outvars if dtypes.is_inexact(v.aval.dtype)])
-                    break
+        self._record_part(signature, by_identity, atoms, outvars)
+        if primitive is pjit_p:
+            self.calls_jit = True
+        if primitive is not stop_gradient_p and not self.live.isdisjoint(atoms):
+            self.live.update(compress(outvars, inexact))
         tracers = [TapeTracer(self, v) for v in outvars]
         self.pending.append((eqn, tracers))
         return tracers
@@ -149,6 +196,30 @@ class TapeTrace(StagingTrace):
                 outs = outs if eqn.primitive.multiple_results else [outs]
                 for v, t, o in zip(eqn.outvars, tracers, outs, strict=True):
                     env[v] = t.value = o
+
+    def structure_key(self):
+        """(key, by_identity): a hashable key equal for two recordings of the same program (the
+        same equations, params, literals and avals, in the same order, and the same outputs),
+        and whether some param compares as an object; (None, False) when a param cannot be
+        hashed. Built as the program was recorded: it costs one tuple here, where keying the
+        finished jaxpr (`jaxpr_structure_key`) walks every equation again."""
+        if not self.comparable:
+            return None, False
+        ids = self.ids
+        return (tuple(self.parts), tuple([ids[v] for v in self.outvars])), self.by_identity
+
+    def closed_jaxpr(self) -> ClosedJaxpr:
+        """The recorded program, from the inputs to the outputs, dead code removed."""
+        if self._closed is None:
+            self._closed = self.jaxpr_with_outputs(self.outvars)
+        return self._closed
+
+    def const_positions(self, closed: ClosedJaxpr) -> list:
+        """Where each const of `closed` (this tape's program) sits among all the consts this
+        recording read: a program compiled for one recording takes the consts of another of
+        the same structure as `[tape.const_values[i] for i in positions]`."""
+        position = {v: i for i, v in enumerate(self.const_vars.values())}
+        return [position[v] for v in closed.jaxpr.constvars]
 
     def linearized_now(self, fun, args):
         """`fun(*args)` (pytrees in, a pytree out) computed and linearized now, with the
@@ -186,11 +257,16 @@ class TapeTrace(StagingTrace):
         atoms = [self.to_atom(a) for a in operands]
         outvars = [Var(a) for a in call_jaxpr.out_avals]
         self.eqns.append(Eqn(custom_jvp_call_p, atoms, params, outvars, None))
+        self._record_part(*eqn_signature(custom_jvp_call_p, params, call_jaxpr.out_avals), atoms,
+                          outvars)
         for v, o, nz in zip(outvars, outs, nonzero, strict=True):
             self.env[v] = o
             if nz:
                 self.live.add(v)
         return [TapeTracer(self, v, o) for v, o in zip(outvars, outs, strict=True)]
+
+
+_aval_of_atom = operator.attrgetter("aval")
 
 
 def _concrete(x):
@@ -231,8 +307,8 @@ def _linear_map_rule(linear: ClosedJaxpr, nonzero: list, n_diff: int, operand_av
 
 # a plain dict, not an LRU: it is read once per recorded op, and a hit must stay one lookup;
 # its keys hold params (custom rules, jaxprs), so yax.clear_caches empties it too
-_out_avals_cache: dict = {}
-cache.on_clear(_out_avals_cache.clear)
+_forms: dict = {}
+cache.on_clear(_forms.clear)
 
 
 _PLAIN = frozenset({int, float, bool, str, type(None)})
@@ -254,44 +330,58 @@ def _holds_program(value) -> bool:
     return isinstance(value, (tuple, list)) and any(_holds_program(v) for v in value)
 
 
-def _effectful(eqn) -> bool:
-    """`has_effects(eqn) or has_effects(eqn, "runs_user_fwd")`, asked of every recorded
-    equation: the params are walked for sub-programs once, and only those holding one pay for
-    the full walk (a per-primitive cost on every eager grad call)."""
-    prim, params = eqn.primitive, eqn.params
+def _effectful(primitive, params: dict) -> bool:
+    """`has_effects(eqn) or has_effects(eqn, "runs_user_fwd")` of an equation applying
+    `primitive` with `params`: the params are walked for sub-programs once, and only those
+    holding one pay for the full walk."""
     for name in ("has_effect", "runs_user_fwd"):
-        rule = getattr(prim, name, None)
+        rule = getattr(primitive, name, None)
         if rule is not None and rule(params):
             return True
     for value in params.values():
         if type(value) not in _PLAIN and _holds_program(value):
+            eqn = Eqn(primitive, [], params, [], None)
             return has_effects(eqn) or has_effects(eqn, "runs_user_fwd")
     return False
 
 
-def _cached_out_avals(primitive, avals: list, params: dict) -> list:
-    """Abstract evaluation is a pure function of avals and params: recording the same program
-    again reuses its results (shape errors are raised, never cached)."""
+def _recorded_form(primitive, avals: list, params: dict) -> tuple:
+    """(out avals, whether each is inexact, whether it has effects, signature, by_identity: see
+    `eqn_signature`) of an equation applying `primitive` to operands of `avals`. All are pure
+    functions of the primitive, avals and params: recording the same program again reuses
+    them, at one lookup per op (shape errors are raised, never cached)."""
     try:
         key = (primitive, tuple(avals), tuple(params.items()), config.enable_x64)
-        hit = _out_avals_cache.get(key)
-    except TypeError:  # an unhashable param
-        return primitive.out_avals(avals, params)
+        hit = _forms.get(key)
+    except TypeError:  # an unhashable param (the signature is None: no reuse)
+        return _form(primitive, avals, params)
     if hit is None:
-        hit = primitive.out_avals(avals, params)
-        if len(_out_avals_cache) >= 8192:
-            _out_avals_cache.clear()
-        _out_avals_cache[key] = hit
+        hit = _form(primitive, avals, params)
+        if len(_forms) >= 8192:
+            _forms.clear()
+        _forms[key] = hit
     return hit
+
+
+def _form(primitive, avals: list, params: dict) -> tuple:
+    out_avals = primitive.out_avals(avals, params)
+    inexact = tuple([dtypes.is_inexact(a.dtype) for a in out_avals])
+    return (out_avals, inexact, _effectful(primitive, params),
+            *eqn_signature(primitive, params, out_avals))
 
 
 def record_tape(fun, values: list):
     """Run `fun(*values)`, recording the primitives applied to `values`. Returns (the outputs:
-    tracers of the tape, or constants; the recorded program from `values` to the outputs, with
-    the constants it read as consts; the tape, whose `evaluate` computes the values)."""
+    tracers of the tape, or constants; the tape, whose `closed_jaxpr()` is the recorded program
+    from `values` to the outputs, with the constants it read as consts, and whose `evaluate`
+    computes the values)."""
     tape = TapeTrace(current_trace())
     ins = [tape.new_tape_arg(v) for v in values]
-    return run_in_trace(tape, fun, ins, lambda outs: (outs, tape.to_jaxpr(outs), tape))
+
+    def finish(outs):
+        tape.outvars = tape.output_vars(outs)
+        return outs, tape
+    return run_in_trace(tape, fun, ins, finish)
 
 
 def concrete_outputs(outs) -> list:

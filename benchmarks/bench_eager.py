@@ -1,4 +1,5 @@
-"""Eager overheads, yax vs jax: one warm op on f32[8], eager linear algebra, eager grad."""
+"""Eager overheads, yax vs jax: one warm op on f32[8] (and a few beside it), eager linear
+algebra, eager grad."""
 
 from __future__ import annotations
 
@@ -16,11 +17,16 @@ def eager_op_rows() -> list:
 
     x_np = np.arange(8, dtype=np.float32)
     xy, xj = yax.device_put(x_np), jax.device_put(x_np)
+    my, mj = yax.device_put(x_np.reshape(2, 4)), jax.device_put(x_np.reshape(2, 4))
     return [
         compare("eager op: add(x, x)", lambda: ynp.add(xy, xy), lambda: jnp.add(xj, xj)),
         compare("eager op: x * 2.0 (operator)", lambda: xy * 2.0, lambda: xj * 2.0),
         compare("eager op: sin(x)", lambda: ynp.sin(xy), lambda: jnp.sin(xj)),
         compare("eager op: sum(x)", lambda: ynp.sum(xy), lambda: jnp.sum(xj)),
+        compare("eager op: sum(m, axis=0), f32[2,4]", lambda: ynp.sum(my, axis=0),
+                lambda: jnp.sum(mj, axis=0)),
+        compare("eager op: sin(cos(x)) (a chain)", lambda: ynp.sin(ynp.cos(xy)),
+                lambda: jnp.sin(jnp.cos(xj))),
         compare("eager op: x[1:3]", lambda: xy[1:3], lambda: xj[1:3]),
     ]
 

@@ -5,6 +5,8 @@
   program, which must be the same jaxpr (also differentiated) and the same bits.
 - The tape keys its recorded program as it records it, and a program compiled for one
   recording runs another of the same structure with that recording's own constants.
+- Eager `negative`, `absolute`, `max`, `min` (one-operand ops with a memo) and `mean` (one
+  jitted program) give jax's values, dtypes and weak types, first and repeated calls alike.
 """
 
 from __future__ import annotations
@@ -123,3 +125,34 @@ def test_literals_and_params_keep_recorded_programs_apart():
     assert np.all(np.signbit(np.asarray(g0(x))))
     scale[0] = 0.0
     assert not np.any(np.signbit(np.asarray(g0(x))))
+
+
+_ONE_OPERAND = ["negative", "absolute", "max", "min", "mean"]
+_DTYPES = ["bool", "uint8", "int32", "float16", "float32", "complex64"]
+
+
+@pytest.mark.parametrize("name", _ONE_OPERAND)
+def test_one_operand_shortcuts_match_jax_on_every_dtype_twice(name):
+    import jax
+    import jax.numpy as jnp_ref
+    rng = np.random.default_rng(3)
+    for dtype in _DTYPES:
+        for shape in ((5,), (2, 3), ()):
+            x = (rng.normal(size=shape) * 4).astype(dtype)
+            try:
+                want = getattr(jnp_ref, name)(x)
+            except (TypeError, ValueError) as e:  # jax refuses it: so must yax, both times
+                for _ in range(2):
+                    with pytest.raises(type(e)):
+                        getattr(jnp, name)(jnp.asarray(x))
+                continue
+            for _ in range(2):  # the second call repeats the memoised run
+                got = getattr(jnp, name)(jnp.asarray(x))
+                assert got.dtype == want.dtype and got.weak_type == want.weak_type, (dtype, shape)
+                np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    weak = jnp.asarray(2.5)  # a weakly typed Array
+    got, want = getattr(jnp, name)(weak), getattr(jnp_ref, name)(jax.numpy.asarray(2.5))
+    assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+    if name in ("max", "min"):
+        with pytest.raises(ValueError, match="initial"):
+            getattr(jnp, name)(jnp.zeros((0, 3)))

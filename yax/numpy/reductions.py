@@ -16,7 +16,7 @@ import numpy as np
 
 from yax import errors, lax
 from yax.core import dtypes
-from yax.core.trace import Tracer, bind
+from yax.core.trace import Tracer, bind, is_eager
 from yax.interpreters.eager import one_operand_op
 from yax.numpy import manipulation, ufuncs
 from yax.numpy._promote import (
@@ -31,6 +31,7 @@ from yax.numpy.creation import asarray, full, full_like
 from yax.numpy.manipulation import broadcast_to, expand_dims, ravel, reshape
 from yax.primitives.dim_as_value import dimension_as_value
 from yax.runtime.array import Array
+from yax.transforms.jit import jit
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "all", "any",
            "argmax", "argmin", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod",
@@ -206,14 +207,39 @@ def _extremum(name, lax_fn, combine, a, axis, out, keepdims, initial, where):
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """Maximum over `axis` (NaN propagates). Needs `initial` for empty or masked reductions."""
+    if axis is None and out is None and not keepdims and initial is None and where is None:
+        return _max_of_all(a)
     return _extremum("max", lax.reduce_max, ufuncs.maximum, a, axis, out, keepdims, initial,
                      where)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """Minimum over `axis` (NaN propagates). Needs `initial` for empty or masked reductions."""
+    if axis is None and out is None and not keepdims and initial is None and where is None:
+        return _min_of_all(a)
     return _extremum("min", lax.reduce_min, ufuncs.minimum, a, axis, out, keepdims, initial,
                      where)
+
+
+def _binds_extremum(aval) -> bool:
+    """Whether `max(x)`/`min(x)` of this aval is the reduction over all axes and nothing else:
+    a strongly typed real operand of rank >= 1 with no empty axis (`_extremum` converts and
+    checks nothing; complex operands are ordered lexicographically instead)."""
+    return not aval.weak_type and 0 < len(aval.shape) < len(_ALL_AXES) and (
+        0 not in aval.shape) and not dtypes.is_complex(aval.dtype)
+
+
+def _extremum_of_all(name, lax_fn, combine):
+    """`max(x)`/`min(x)` with every option at its default, as an op whose eager repeat runs its
+    last executable right away (eager.one_operand_op)."""
+    return one_operand_op(
+        lax_fn.primitive,
+        lambda a: _extremum(name, lax_fn, combine, a, None, None, False, None, None),
+        _binds_extremum, lambda aval: {"axes": _ALL_AXES[len(aval.shape)]})
+
+
+_max_of_all = _extremum_of_all("max", lax.reduce_max, ufuncs.maximum)
+_min_of_all = _extremum_of_all("min", lax.reduce_min, ufuncs.minimum)
 
 
 amax, amin = max, min
@@ -270,6 +296,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
       Array(1.5, dtype=float32)
     """
     if dtype is None and out is None and not keepdims and where is None:
+        if axis is None and type(a) is Array and is_eager():
+            return _mean_program(a)
         fast = _fast_full_mean(a, axis)
         if fast is not None:
             return fast
@@ -313,6 +341,15 @@ def _fast_full_mean(a, axis):
 
 
 _mean_counts: dict = {}
+
+
+def _mean_of_all(a):
+    return mean(a)
+
+
+# `mean(x)` of a concrete Array: one compiled program (the sum and the division), called
+# through jit's C++ path, as jax's jitted `jnp.mean` is one call, not an executable per op
+_mean_program = jit(_mean_of_all)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,

@@ -5,11 +5,14 @@ rounding.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from yax import lax
 from yax.core import dtypes
 from yax.core.trace import Tracer, bind
+from yax.interpreters.eager import one_operand_op
 from yax.lax import complex_order
 from yax.numpy._promote import INEXACT_DTYPES, check_arraylike
 from yax.numpy._ufunc_builders import (
@@ -250,6 +253,12 @@ def negative(x, /):
     return lax.neg(x)
 
 
+# `-x` of a non-bool Array binds `neg` on it as it is: an eager repeat runs its last
+# executable from one frame (eager.one_operand_op)
+negative = functools.update_wrapper(one_operand_op(
+    lax.neg.primitive, negative, lambda aval: not dtypes.is_bool(aval.dtype)), negative)
+
+
 def positive(x, /):
     """+x (returns x)."""
     (x,) = promote_args("positive", x)
@@ -264,6 +273,10 @@ def absolute(x, /):
     return lax.abs(x)
 
 
+# likewise |x|, where it is the `abs` primitive (not for bools and unsigned ints: unchanged)
+absolute = functools.update_wrapper(one_operand_op(
+    lax.abs.primitive, absolute, lambda aval: not dtypes.is_bool(aval.dtype)
+    and not dtypes.is_unsigned_int(aval.dtype)), absolute)
 abs = absolute
 
 

@@ -45,8 +45,14 @@ JAXLIB_VERSION = jaxlib.__version__  # for the keys of floors above, which may n
 
 def entry_key(module, *, platform: str, client, device, compile_options) -> str:
     """A hex digest naming the executable `module` compiles to under these conditions."""
+    return text_key(_text_without_locations(module), platform=platform, client=client,
+                    device=device, compile_options=compile_options)
+
+
+def text_key(text: bytes, *, platform: str, client, device, compile_options) -> str:
+    """`entry_key` of a program given as bytes (its text or bytecode, without locations)."""
     h = hashlib.sha256()
-    h.update(_text_without_locations(module))
+    h.update(text)
     for part in (jaxlib.__version__, platform, str(getattr(client, "platform_version", "")),
                  str(getattr(device, "device_kind", "")), str(bool(config.enable_x64))):
         h.update(b"\0" + part.encode())
@@ -69,8 +75,10 @@ def _path(directory: str, key: str) -> str:
     return os.path.join(directory, key + _SUFFIX)
 
 
-def load(key: str) -> bytes | None:
-    """The serialized executable stored under `key`, or None (missing, truncated or corrupt)."""
+def load(key: str, *, counted: bool = True) -> bytes | None:
+    """The serialized executable stored under `key`, or None (missing, truncated or corrupt).
+
+    `counted`: the lookup counts in `stats` (not for yax's own background work)."""
     directory = cache_dir()
     if directory is None:
         return None
@@ -79,19 +87,24 @@ def load(key: str) -> bytes | None:
         with open(path, "rb") as f:
             data = f.read()
     except OSError:
-        stats["misses"] += 1
+        _count("misses", counted)
         return None
     payload = _check(data)
     if payload is None:
-        stats["corrupt"] += 1
-        stats["misses"] += 1
+        _count("corrupt", counted)
+        _count("misses", counted)
         return None
     try:
         os.utime(path, None)  # least-recently-used order for eviction
     except OSError:
         pass
-    stats["hits"] += 1
+    _count("hits", counted)
     return payload
+
+
+def _count(name: str, counted: bool) -> None:
+    if counted:
+        stats[name] += 1
 
 
 def _check(data: bytes) -> bytes | None:
@@ -104,8 +117,10 @@ def _check(data: bytes) -> bytes | None:
     return payload
 
 
-def store(key: str, payload: bytes) -> None:
-    """Write an entry atomically; any OS error (full disk, read-only directory) only warns once."""
+def store(key: str, payload: bytes, *, counted: bool = True) -> None:
+    """Write an entry atomically; any OS error (full disk, read-only directory) only warns once.
+
+    `counted`: the write counts in `stats` (not for yax's own background work)."""
     directory = cache_dir()
     if directory is None:
         return
@@ -118,7 +133,7 @@ def store(key: str, payload: bytes) -> None:
             f.write(data)
         os.replace(tmp, _path(directory, key))
         tmp = None
-        stats["writes"] += 1
+        _count("writes", counted)
     except OSError as e:
         if directory not in _warned:
             _warned.add(directory)

@@ -19,7 +19,7 @@ from yax.runtime import cpu_warmup  # noqa: E402
 
 # As early as the runtime can (jax is imported: the warm-up's results are its arrays), so that
 # oneDNN's one-time kernel generation overlaps the rest of `import yax` (runtime/cpu_warmup.py).
-cpu_warmup.start()
+cpu_warmup.start_at_import()
 
 _GPU_NAMES = ("cuda", "rocm", "gpu")
 

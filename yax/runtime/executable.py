@@ -15,7 +15,7 @@ import jax.core as _jax_core
 from jaxlib import _jax
 from jaxlib import xla_client as _xc
 
-from yax.runtime import backend, compilation_cache
+from yax.runtime import backend, compilation_cache, cpu_warmup
 from yax.runtime.sharding_bridge import (
     device_assignment,
     from_hlo,
@@ -310,6 +310,8 @@ def _compile_or_load(client, module, device, platform, host_callbacks, name, dev
                 return exe
             except Exception:  # stale or foreign entry: compile and overwrite it
                 pass
+    if platform == "cpu":
+        cpu_warmup.before_compile()  # oneDNN's kernels, made while this compiles
     if host_callbacks:
         exe = client.compile_and_load(module, devices, options, host_callbacks=list(host_callbacks))
     else:

@@ -49,7 +49,7 @@ print(json.dumps(report))
 
 def _run(tmp_path, warmup="1", cache="cache"):
     env = dict(os.environ, PYTHONPATH=_ROOT, YAX_PLATFORM="cpu", YAX_CPU_WARMUP=warmup,
-               YAX_COMPILATION_CACHE_DIR=str(tmp_path / cache))
+               YAX_COMPILATION_CACHE_DIR=str(tmp_path / cache) if cache else "")
     out = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -69,6 +69,8 @@ def test_warmup_loads_at_import_or_compiles_beside_the_first_compile(tmp_path):
     assert second["devices"] == 2
     off = _run(tmp_path, warmup="0", cache="other")
     assert not off["started"] and not off["done"]
+    no_cache = _run(tmp_path, cache=None)  # a feature of the cache: nothing without one
+    assert not no_cache["started"] and no_cache["digest"] == first["digest"]
     # the cache's stats count the user's lookups and writes only: the same with or without
     assert first["stats"] == off["stats"] and first["stats"]["writes"] >= 1
     # oneDNN made its kernels in the warm-up thread or in the program itself: the same bits

@@ -12,18 +12,22 @@ later finds the kernels made; one that reaches it during the warm-up waits for t
 one-time generation (oneDNN guards it with `std::call_once`). Nothing runs twice and no result
 changes.
 
-When: at import, if the persistent compilation cache (YAX_COMPILATION_CACHE_DIR) holds the
-warm-up program (loading it takes under a millisecond; the thread is done long before `import
-yax` is); otherwise at the process's first XLA compile for the CPU, where the thread compiles
-it (about 30 ms of background CPU, beside a compile of the user's that takes longer) and keeps
-it in the cache for the next processes. Not before: XLA's compiler leaves threads behind that a
-forked child lacks, so a process that compiled cannot fork safely, and `import yax` must leave
-a fork as safe as `import jax` does. These cache lookups do not count in its `stats`.
+Only with a persistent compilation cache (YAX_COMPILATION_CACHE_DIR), whose point is a fast
+first call: at import, if the cache holds the warm-up program (loading it takes under a
+millisecond, and the thread is done long before `import yax` is); otherwise beside the
+process's first XLA compile for the CPU, where the thread compiles it (about 30 ms of
+background CPU) and writes it to the cache for the next processes. Not at import without the
+program: XLA's compiler leaves threads behind that a forked child lacks, so a process that
+compiled cannot fork safely, and `import yax` must leave a fork as safe as `import jax` does.
+Not without a cache either: compiling the warm-up program on 2 cores slows the user's first
+compile about as much as it saves. Its cache lookups do not count in
+`compilation_cache.stats`.
 
 `YAX_CPU_WARMUP=0` turns it off; it is skipped when YAX_PLATFORM names a platform other than
 the CPU. A fork and the interpreter's exit wait for it first: a child must not inherit a
-generation in progress (it would wait for it forever), and C++ statics must not be destroyed
-under it.
+generation in progress (it would wait for it forever), nor the private client's threads (a fork
+also collects the client, which only the cyclic GC frees), and C++ statics must not be
+destroyed under it.
 """
 
 from __future__ import annotations
@@ -85,11 +89,11 @@ def start_at_import() -> None:
 
 
 def before_compile() -> None:
-    """Called before each XLA compile for the CPU: the first one also compiles the warm-up
-    program in the background (unless the import-time warm-up did the work), and writes it to
-    the persistent cache for the next processes. The process is compiling anyway, so this adds
-    no new hazard to a later fork."""
-    if not (state["done"] or _compile_started[0]):
+    """Called before each XLA compile for the CPU: with a persistent cache, the first one also
+    compiles the warm-up program in the background (unless the import-time warm-up did the
+    work) and writes it to the cache for the next processes. The process is compiling anyway,
+    so this adds no new hazard to a later fork."""
+    if not (state["done"] or _compile_started[0]) and compilation_cache.cache_dir() is not None:
         _start(may_compile=True)
 
 

@@ -57,7 +57,7 @@ def _run(tmp_path, warmup="1", cache="cache"):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_warmup_loads_at_import_or_compiles_beside_the_first_compile(tmp_path):
+def test_warmup_loads_at_import_or_compiles_after_the_first_compile(tmp_path):
     first = _run(tmp_path)  # an empty cache: nothing at import, compiled with the program
     assert not first["at_import"]["done"] and not first["jax_started"]
     assert first["devices"] == 2

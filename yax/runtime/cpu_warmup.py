@@ -14,14 +14,14 @@ changes.
 
 Only with a persistent compilation cache (YAX_COMPILATION_CACHE_DIR), whose point is a fast
 first call: at import, if the cache holds the warm-up program (loading it takes under a
-millisecond, and the thread is done long before `import yax` is); otherwise beside the
-process's first XLA compile for the CPU, where the thread compiles it (about 30 ms of
+millisecond, and the thread is done long before `import yax` is); otherwise after the
+process's first XLA compile for the CPU, when the thread compiles it (about 30 ms of
 background CPU) and writes it to the cache for the next processes. Not at import without the
 program: XLA's compiler leaves threads behind that a forked child lacks, so a process that
 compiled cannot fork safely, and `import yax` must leave a fork as safe as `import jax` does.
-Not without a cache either: compiling the warm-up program on 2 cores slows the user's first
-compile about as much as it saves. Its cache lookups do not count in
-`compilation_cache.stats`.
+Not without a cache either: there it would only race the process's own first sgemm (compiling
+the warm-up program takes longer than a compiled program takes to reach its first dot). Its
+cache lookups do not count in `compilation_cache.stats`.
 
 `YAX_CPU_WARMUP=0` turns it off; it is skipped when YAX_PLATFORM names a platform other than
 the CPU. A fork and the interpreter's exit wait for it first: a child must not inherit a
@@ -88,11 +88,12 @@ def start_at_import() -> None:
         _start(may_compile=False)
 
 
-def before_compile() -> None:
-    """Called before each XLA compile for the CPU: with a persistent cache, the first one also
+def after_compile() -> None:
+    """Called after each XLA compile for the CPU: with a persistent cache, the first one also
     compiles the warm-up program in the background (unless the import-time warm-up did the
-    work) and writes it to the cache for the next processes. The process is compiling anyway,
-    so this adds no new hazard to a later fork."""
+    work) and writes it to the cache for the next processes. After, not before: on 2 cores
+    the two compiles slow each other. The process has compiled, so this adds no new hazard
+    to a later fork."""
     if not (state["done"] or _compile_started[0]) and compilation_cache.cache_dir() is not None:
         _start(may_compile=True)
 

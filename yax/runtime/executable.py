@@ -310,13 +310,13 @@ def _compile_or_load(client, module, device, platform, host_callbacks, name, dev
                 return exe
             except Exception:  # stale or foreign entry: compile and overwrite it
                 pass
-    if platform == "cpu":
-        cpu_warmup.before_compile()  # oneDNN's kernels, made while this compiles
     if host_callbacks:
         exe = client.compile_and_load(module, devices, options, host_callbacks=list(host_callbacks))
     else:
         exe = client.compile_and_load(module, devices, options)
     stats["compiles"] += 1
+    if platform == "cpu":
+        cpu_warmup.after_compile()  # the warm-up program, for the next processes' imports
     if key is not None:
         try:
             compilation_cache.store(key, exe.serialize())

@@ -52,6 +52,27 @@ def test_second_compile_loads_from_disk_and_corrupt_entries_are_recompiled(cache
         assert compilation_cache.load(entry.stem) is not None
 
 
+def test_an_entry_copied_under_another_name_is_recompiled_not_run(cache_dir):
+    skip = yax.config.compilation_cache_skip_tracing
+    yax.config.update("compilation_cache_skip_tracing", False)  # XLA's entries only
+    try:
+        w, x = ynp.ones((3, 2)), ynp.ones((4, 3))
+        f = yax.jit(lambda w, x: ynp.tanh(x @ w).sum() * 7.0 - 0.5)
+        g = yax.jit(lambda w, x: ynp.tanh(x @ w).sum() * 11.0 + 0.5)
+        f(w, x)
+        (entry_f,) = _entries(cache_dir)
+        want = np.asarray(g(w, x))
+        (entry_g,) = set(_entries(cache_dir)) - {entry_f}
+        entry_g.write_bytes(entry_f.read_bytes())  # a whole, valid entry: of another program
+        yax.clear_caches()
+        compiles = executable.stats["compiles"]
+        np.testing.assert_array_equal(g(w, x), want)
+        assert executable.stats["compiles"] == compiles + 1  # refused, recompiled
+        assert compilation_cache.load(entry_g.stem) is not None  # and written over
+    finally:
+        yax.config.update("compilation_cache_skip_tracing", skip)
+
+
 def test_concurrent_writers_and_readers_see_whole_entries(cache_dir):
     payloads = [bytes([i]) * (50_000 + i) for i in range(4)]
     bad, stop = [], threading.Event()
@@ -177,4 +198,4 @@ def test_two_processes_share_one_directory(tmp_path):
     entries = _entries(tmp_path)
     assert entries and not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
     for p in entries:
-        assert compilation_cache._check(p.read_bytes()) is not None
+        assert compilation_cache._check(p.read_bytes(), p.stem) is not None

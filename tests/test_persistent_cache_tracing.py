@@ -15,6 +15,7 @@ import pytest
 import yax
 import yax.numpy as ynp
 from yax.compile import fingerprint
+from yax.runtime import compilation_cache
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -74,7 +75,7 @@ def _expected(scale=3.0, table=1.0):
 def _program_entries(cache):
     """The program entries (the XLA-level entries sit beside them)."""
     return [p for p in cache.iterdir() if p.suffix == ".yaxexe" and b"YAXPROG" in
-            p.read_bytes()[:64]]
+            p.read_bytes()[:128]]
 
 
 def test_second_process_skips_tracing_and_changes_are_seen(tmp_path):
@@ -115,15 +116,28 @@ def test_corrupt_truncated_and_foreign_entries_are_recompiled(tmp_path):
 
 
 def test_foreign_entry_with_valid_checksum_is_rejected(tmp_path):
-    """An entry copied under another key passes the file checksum; its own header's key does
-    not match, so it is rejected (counted) rather than run."""
+    """An entry file copied under another key is refused by its file header (the key it was
+    written for); another program's payload written under this key passes that check, and the
+    program entry's own header (its key) rejects it (counted) rather than run it."""
     cache = tmp_path / "cache"
     script_a, script_b = _write(tmp_path), _write(tmp_path, scale="7.0", name="b.py")
     _run(script_a, cache)
     (entry_a,) = _program_entries(cache)
     _run(script_b, cache)
     (entry_b,) = set(_program_entries(cache)) - {entry_a}
+    good_a = entry_a.read_bytes()
     entry_a.write_bytes(entry_b.read_bytes())
+    got = _run(script_a, cache)
+    assert (got["traces"], got["hits"], got["rejected"]) == (1, 0, 0)  # refused as a file
+    np.testing.assert_allclose(got["out"], _expected(), rtol=1e-5)
+    entry_a.write_bytes(good_a)
+    old = yax.config.compilation_cache_dir
+    yax.config.update("compilation_cache_dir", str(cache))
+    try:
+        payload_b = compilation_cache.load(entry_b.stem)
+        compilation_cache.store(entry_a.stem, payload_b)  # b's program under a's key
+    finally:
+        yax.config.update("compilation_cache_dir", old)
     got = _run(script_a, cache)
     assert (got["traces"], got["hits"], got["rejected"]) == (1, 0, 1)
     np.testing.assert_allclose(got["out"], _expected(), rtol=1e-5)

@@ -15,6 +15,11 @@ import jax.extend.backend as _jax_backend  # noqa: E402
 from jaxlib._jax import Device  # noqa: E402,F401  (the class of devices(): jax.Device)
 
 from yax.config import config  # noqa: E402
+from yax.runtime import cpu_warmup  # noqa: E402
+
+# As early as the runtime can (jax is imported: the warm-up's results are its arrays), so that
+# oneDNN's one-time kernel generation overlaps the rest of `import yax` (runtime/cpu_warmup.py).
+cpu_warmup.start_at_import()
 
 _GPU_NAMES = ("cuda", "rocm", "gpu")
 

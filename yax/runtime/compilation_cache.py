@@ -7,8 +7,9 @@ path)` or `YAX_COMPILATION_CACHE_DIR=path`; the test suite uses `<repo>/.yax_cac
 An entry's key is a hash of the StableHLO module's text (without source locations) plus
 everything else that changes the compiled program: jaxlib version, platform and its version,
 device kind, compile options and the x64 flag. Every file is written to a temporary name and
-renamed into place (atomic on POSIX), and carries a checksum of its payload, so concurrent
-processes see either a whole entry or none, and a corrupt or truncated file is ignored (and
+renamed into place (atomic on POSIX), and carries a checksum of its payload and a digest of
+the key it was written for, so concurrent processes see either a whole entry or none, and a
+corrupt, truncated or foreign file (one copied under another entry's name) is ignored (and
 recompiled over). Reading an entry touches its mtime; when the directory grows past
 `compilation_cache_max_bytes` the least recently used files go. Executables with host
 callbacks are never stored: their callables cannot be serialized.
@@ -27,8 +28,8 @@ import jaxlib
 
 from yax.config import config
 
-_MAGIC = b"YAXC1\0"
-_HEADER = struct.Struct("<6sQ32s")  # magic, payload length, sha256 of payload
+_MAGIC = b"YAXC2\0"
+_HEADER = struct.Struct("<6s32sQ32s")  # magic, sha256 of the key, payload length, its sha256
 _SUFFIX = ".yaxexe"
 stats = {"hits": 0, "misses": 0, "writes": 0, "evictions": 0, "corrupt": 0}
 _lock = threading.Lock()
@@ -45,8 +46,14 @@ JAXLIB_VERSION = jaxlib.__version__  # for the keys of floors above, which may n
 
 def entry_key(module, *, platform: str, client, device, compile_options) -> str:
     """A hex digest naming the executable `module` compiles to under these conditions."""
+    return text_key(_text_without_locations(module), platform=platform, client=client,
+                    device=device, compile_options=compile_options)
+
+
+def text_key(text: bytes, *, platform: str, client, device, compile_options) -> str:
+    """`entry_key` of a program given as bytes (its text or bytecode, without locations)."""
     h = hashlib.sha256()
-    h.update(_text_without_locations(module))
+    h.update(text)
     for part in (jaxlib.__version__, platform, str(getattr(client, "platform_version", "")),
                  str(getattr(device, "device_kind", "")), str(bool(config.enable_x64))):
         h.update(b"\0" + part.encode())
@@ -69,8 +76,10 @@ def _path(directory: str, key: str) -> str:
     return os.path.join(directory, key + _SUFFIX)
 
 
-def load(key: str) -> bytes | None:
-    """The serialized executable stored under `key`, or None (missing, truncated or corrupt)."""
+def load(key: str, *, counted: bool = True) -> bytes | None:
+    """The serialized executable stored under `key`, or None (missing, truncated or corrupt).
+
+    `counted`: the lookup counts in `stats` (not for yax's own background work)."""
     directory = cache_dir()
     if directory is None:
         return None
@@ -79,37 +88,51 @@ def load(key: str) -> bytes | None:
         with open(path, "rb") as f:
             data = f.read()
     except OSError:
-        stats["misses"] += 1
+        _count("misses", counted)
         return None
-    payload = _check(data)
+    payload = _check(data, key)
     if payload is None:
-        stats["corrupt"] += 1
-        stats["misses"] += 1
+        _count("corrupt", counted)
+        _count("misses", counted)
         return None
     try:
         os.utime(path, None)  # least-recently-used order for eviction
     except OSError:
         pass
-    stats["hits"] += 1
+    _count("hits", counted)
     return payload
 
 
-def _check(data: bytes) -> bytes | None:
+def _count(name: str, counted: bool) -> None:
+    if counted:
+        stats[name] += 1
+
+
+def _check(data: bytes, key: str) -> bytes | None:
+    """The payload of an entry file read for `key`, or None (damaged, or written for another)."""
     if len(data) < _HEADER.size:
         return None
-    magic, length, digest = _HEADER.unpack_from(data)
+    magic, key_digest, length, digest = _HEADER.unpack_from(data)
     payload = data[_HEADER.size:]
-    if magic != _MAGIC or length != len(payload) or hashlib.sha256(payload).digest() != digest:
+    if (magic != _MAGIC or key_digest != _key_digest(key) or length != len(payload)
+            or hashlib.sha256(payload).digest() != digest):
         return None
     return payload
 
 
-def store(key: str, payload: bytes) -> None:
-    """Write an entry atomically; any OS error (full disk, read-only directory) only warns once."""
+def _key_digest(key: str) -> bytes:
+    return hashlib.sha256(key.encode()).digest()
+
+
+def store(key: str, payload: bytes, *, counted: bool = True) -> None:
+    """Write an entry atomically; any OS error (full disk, read-only directory) only warns once.
+
+    `counted`: the write counts in `stats` (not for yax's own background work)."""
     directory = cache_dir()
     if directory is None:
         return
-    data = _HEADER.pack(_MAGIC, len(payload), hashlib.sha256(payload).digest()) + payload
+    data = _HEADER.pack(_MAGIC, _key_digest(key), len(payload),
+                        hashlib.sha256(payload).digest()) + payload
     tmp = None
     try:
         os.makedirs(directory, exist_ok=True)
@@ -118,7 +141,7 @@ def store(key: str, payload: bytes) -> None:
             f.write(data)
         os.replace(tmp, _path(directory, key))
         tmp = None
-        stats["writes"] += 1
+        _count("writes", counted)
     except OSError as e:
         if directory not in _warned:
             _warned.add(directory)

@@ -15,7 +15,7 @@ import jax.core as _jax_core
 from jaxlib import _jax
 from jaxlib import xla_client as _xc
 
-from yax.runtime import backend, compilation_cache
+from yax.runtime import backend, compilation_cache, cpu_warmup
 from yax.runtime.sharding_bridge import (
     device_assignment,
     from_hlo,
@@ -326,6 +326,8 @@ def _compile_or_load(client, module, device, platform, host_callbacks, name, dev
     else:
         exe = client.compile_and_load(module, devices, options)
     stats["compiles"] += 1
+    if platform == "cpu":
+        cpu_warmup.after_compile()  # the warm-up program, for the next processes' imports
     if key is not None:
         try:
             compilation_cache.store(key, exe.serialize())

@@ -268,6 +268,10 @@ def _check_aux_pair(out, where: str) -> None:
                         f"(output, aux), got {type(out).__name__}")
 
 
+_REAL_FLOATS = frozenset(d for d in dtypes.SUPPORTED if dtypes.is_inexact(d)
+                         and not dtypes.is_complex(d))
+
+
 def _check_grad_inputs(args, argnums, allow_int: bool, name: str, holomorphic: bool = False,
                        real_only: bool = False) -> None:
     """JAX's input checks: inexact inputs (complex ones only with `holomorphic`, and only
@@ -275,6 +279,8 @@ def _check_grad_inputs(args, argnums, allow_int: bool, name: str, holomorphic: b
     for i in argnums:
         for leaf in tree_util.tree_leaves(args[i]):
             aval = aval_of(leaf)
+            if aval.dtype in _REAL_FLOATS and not holomorphic:  # the usual input: passes all
+                continue
             if holomorphic and not dtypes.is_complex(aval.dtype):
                 raise errors.DTypeError(
                     f"{name} with holomorphic=True requires inputs with complex dtype, but got "
@@ -354,7 +360,7 @@ def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
 
 
 def _check_scalar_output(value, holomorphic: bool = False) -> None:
-    leaves = tree_util.tree_leaves(value)
+    leaves = [value] if type(value) is Array else tree_util.tree_leaves(value)
     aval = aval_of(leaves[0]) if len(leaves) == 1 else None
     if aval is None or aval.shape != ():
         shape = aval.str_short() if aval is not None else f"a pytree of {len(leaves)} leaves"
@@ -384,10 +390,12 @@ def check_output_dtype(aval, name: str, holomorphic: bool) -> None:
 
 
 def _one_like(value):
-    leaf = tree_util.tree_leaves(value)[0]
+    leaf = value if type(value) is Array else tree_util.tree_leaves(value)[0]
     aval = aval_of(leaf)
     # a typed literal: staged programs show `1.0:f32[]` rather than capturing a constant
     one = TypedScalar(1, aval.dtype, weak_type=aval.weak_type)  # as JAX: ones_like(out)
+    if type(value) is Array:  # the usual scalar loss: its tree is one leaf
+        return one
     return tree_util.tree_unflatten(tree_util.tree_structure(value), [one])
 
 

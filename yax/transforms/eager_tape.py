@@ -206,7 +206,8 @@ class TapeTrace(StagingTrace):
         if not self.comparable:
             return None, False
         ids = self.ids
-        return (tuple(self.parts), tuple([ids[v] for v in self.outvars])), self.by_identity
+        key = RecordedKey((tuple(self.parts), tuple([ids[v] for v in self.outvars])))
+        return key, self.by_identity
 
     def closed_jaxpr(self) -> ClosedJaxpr:
         """The recorded program, from the inputs to the outputs, dead code removed."""
@@ -267,6 +268,24 @@ class TapeTrace(StagingTrace):
 
 
 _aval_of_atom = operator.attrgetter("aval")
+
+
+class RecordedKey:
+    """A recorded program's key: compared as its tuple of parts, hashed once (each program
+    cache lookup hashes it, and a deep tuple's hash is computed anew every time)."""
+
+    __slots__ = ("parts", "_hash")
+
+    def __init__(self, parts: tuple):
+        self.parts = parts
+        self._hash = hash(parts)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return (type(other) is RecordedKey and self._hash == other._hash
+                and self.parts == other.parts)
 
 
 def _concrete(x):

@@ -44,6 +44,7 @@ import argparse
 import ast
 import contextlib
 import difflib
+import importlib.util
 import io
 import json
 import os
@@ -298,16 +299,20 @@ def shown(result: dict, strict: bool) -> str:
 
 def jax_results(name: str, cells: list[dict], tag: str, timeout: int, cache: bool) -> list:
     path = CACHE / f"{tag}-{name.replace('/', '+')}.json"
+    # whether matplotlib is installed changes what plotting cells print (the stand-in's
+    # "<matplotlib stand-in>" or real artists), so results saved under the other case are stale
+    plots = importlib.util.find_spec("matplotlib") is not None
     if cache and path.exists():
         saved = json.loads(path.read_text())
-        if [c["source"] for c in saved["cells"]] == [c["source"] for c in cells]:
+        if ([c["source"] for c in saved["cells"]] == [c["source"] for c in cells]
+                and saved.get("matplotlib", False) == plots):
             return saved["results"]
     first = run_notebook(name, cells, "jax", timeout)
     second = run_notebook(name, cells, "jax", timeout)
     for a, b in zip(first, second):
         a["nondeterministic"] = a["timed"] or shown(a, True) != shown(b, True)
     CACHE.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"cells": cells, "results": first}))
+    path.write_text(json.dumps({"cells": cells, "results": first, "matplotlib": plots}))
     return first
 
 

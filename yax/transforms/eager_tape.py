@@ -88,11 +88,12 @@ class TapeTrace(StagingTrace):
         self._closed: ClosedJaxpr | None = None
 
     def new_tape_arg(self, value) -> TapeTracer:
-        var = Var(value.aval)
+        aval = value.aval
+        var = Var(aval)
         self.invars.append(var)
-        self._number(var, ("in", value.aval))
+        self._number(var, ("in", aval))
         self.env[var] = value
-        if dtypes.is_inexact(value.aval.dtype):
+        if aval.dtype in _INEXACT_DTYPES or dtypes.is_inexact(aval.dtype):  # the set: no call
             self.live.add(var)
         return TapeTracer(self, var, value)
 
@@ -268,6 +269,7 @@ class TapeTrace(StagingTrace):
 
 
 _aval_of_atom = operator.attrgetter("aval")
+_INEXACT_DTYPES = frozenset(d for d in dtypes.SUPPORTED if dtypes.is_inexact(d))
 
 
 class RecordedKey:

@@ -21,6 +21,7 @@ whose JVP is the linear map just staged, so the recorded program stays different
 from __future__ import annotations
 
 import operator
+import weakref
 from itertools import compress
 
 from yax import errors, tree_util
@@ -44,7 +45,7 @@ from yax.transforms.eager_compiled import eqn_signature, jaxpr_structure_key, li
 class TapeTracer(StagingTracer):
     """A value of the tape being recorded: its variable, and its concrete value once computed."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "__weakref__")
 
     def __init__(self, trace, var, value=None):  # StagingTracer's fields, set in one frame
         self._trace = trace
@@ -73,7 +74,11 @@ class TapeTrace(StagingTrace):
     def __init__(self, parent):
         super().__init__(parent)
         self.env: dict = {}  # var -> concrete value, for the vars computed so far
-        self.pending: list = []  # (eqn, out tracers) not yet evaluated
+        # (eqn, weak references to its out tracers) not yet evaluated. Weak: each tracer points
+        # back at this tape, so strong ones would make the tape and everything it recorded a
+        # reference cycle that only the garbage collector frees; one such cluster per eager
+        # grad call made the collector run every few calls (about a tenth of a call's time)
+        self.pending: list = []
         # the vars whose tangent may be nonzero: the recorded program's JVP will differentiate
         # them (stop_gradient and integer results end that)
         self.live: set = set()
@@ -167,7 +172,7 @@ class TapeTrace(StagingTrace):
         if primitive is not stop_gradient_p and not self.live.isdisjoint(atoms):
             self.live.update(compress(outvars, inexact))
         tracers = [TapeTracer(self, v) for v in outvars]
-        self.pending.append((eqn, tracers))
+        self.pending.append((eqn, list(map(weakref.ref, tracers))))
         return tracers
 
     def process_custom_jvp_call(self, call, args):
@@ -195,8 +200,11 @@ class TapeTrace(StagingTrace):
                 outs = eqn.primitive.bind(*[read_typed(a, env.__getitem__) for a in eqn.inputs],
                                           **eqn.params)
                 outs = outs if eqn.primitive.multiple_results else [outs]
-                for v, t, o in zip(eqn.outvars, tracers, outs, strict=True):
-                    env[v] = t.value = o
+                for v, ref, o in zip(eqn.outvars, tracers, outs, strict=True):
+                    env[v] = o
+                    tracer = ref()
+                    if tracer is not None:  # one nobody holds needs no value
+                        tracer.value = o
 
     def structure_key(self):
         """(key, by_identity): a hashable key equal for two recordings of the same program (the

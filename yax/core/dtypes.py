@@ -110,6 +110,10 @@ _COMPLEX = frozenset([complex64, complex128])
 _SIGNED = frozenset([int8, int16, int32, int64, int4, int2])
 _UNSIGNED = frozenset([uint8, uint16, uint32, uint64, uint4, uint2])
 _ML_DTYPES = frozenset([bfloat16, *NARROW_INTS, *NARROW_FLOATS])  # not NumPy's own
+# for hot paths that test membership without a call: `dt in INEXACT` is `is_inexact(dt)` for a
+# np.dtype, `dt in REAL_FLOATS` is `is_float(dt)`
+REAL_FLOATS = _FLOATS
+INEXACT = _FLOATS | _COMPLEX
 
 
 def _as_dtype(dt) -> np.dtype:

@@ -172,7 +172,7 @@ def _array_and_scalar(a, b):
     return [typed, arr] if a_scalar else [arr, typed]
 
 
-INEXACT_DTYPES = frozenset(d for d in dtypes.SUPPORTED if dtypes.is_inexact(d))
+INEXACT_DTYPES = dtypes.INEXACT
 _INT_DTYPES = frozenset(d for d in dtypes.SUPPORTED if dtypes.is_int(d))
 
 

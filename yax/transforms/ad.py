@@ -268,10 +268,6 @@ def _check_aux_pair(out, where: str) -> None:
                         f"(output, aux), got {type(out).__name__}")
 
 
-_REAL_FLOATS = frozenset(d for d in dtypes.SUPPORTED if dtypes.is_inexact(d)
-                         and not dtypes.is_complex(d))
-
-
 def _check_grad_inputs(args, argnums, allow_int: bool, name: str, holomorphic: bool = False,
                        real_only: bool = False) -> None:
     """JAX's input checks: inexact inputs (complex ones only with `holomorphic`, and only
@@ -279,7 +275,7 @@ def _check_grad_inputs(args, argnums, allow_int: bool, name: str, holomorphic: b
     for i in argnums:
         for leaf in tree_util.tree_leaves(args[i]):
             aval = aval_of(leaf)
-            if aval.dtype in _REAL_FLOATS and not holomorphic:  # the usual input: passes all
+            if aval.dtype in dtypes.REAL_FLOATS and not holomorphic:  # the usual input: passes all
                 continue
             if holomorphic and not dtypes.is_complex(aval.dtype):
                 raise errors.DTypeError(

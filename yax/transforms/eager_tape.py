@@ -98,7 +98,7 @@ class TapeTrace(StagingTrace):
         self.invars.append(var)
         self._number(var, ("in", aval))
         self.env[var] = value
-        if aval.dtype in _INEXACT_DTYPES or dtypes.is_inexact(aval.dtype):  # the set: no call
+        if aval.dtype in dtypes.INEXACT:
             self.live.add(var)
         return TapeTracer(self, var, value)
 
@@ -277,7 +277,6 @@ class TapeTrace(StagingTrace):
 
 
 _aval_of_atom = operator.attrgetter("aval")
-_INEXACT_DTYPES = frozenset(d for d in dtypes.SUPPORTED if dtypes.is_inexact(d))
 
 
 class RecordedKey:
